@@ -1,0 +1,183 @@
+//===- FuseFix.cpp - Consecutive forwards into one fused forward ----------===//
+
+#include "Fixes.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace clang;
+using namespace ddpguard::clangfe;
+
+namespace ddpguard {
+namespace fix {
+namespace {
+
+/// One statement that stores one forward's output: `auto o = D(x);` or
+/// `o = D(x);`.
+struct ForwardStatement {
+  const Stmt *Statement = nullptr;
+  const ValueDecl *Output = nullptr;
+  bool IsDeclaration = false;
+  ForwardCall Forward;
+};
+
+std::optional<ForwardStatement> asForwardStatement(const Stmt *S,
+                                                   DDPObjects &Objects) {
+  ForwardStatement Result;
+  Result.Statement = S;
+  const Expr *Value = nullptr;
+  if (const auto *Decl = dyn_cast<DeclStmt>(S)) {
+    const auto *Var =
+        Decl->isSingleDecl() ? dyn_cast<VarDecl>(Decl->getSingleDecl()) : nullptr;
+    if (!Var || !Var->getInit() || Var->getType()->isReferenceType() ||
+        isa<DecompositionDecl>(Var))
+      return std::nullopt;
+    Result.Output = Var;
+    Result.IsDeclaration = true;
+    Value = Var->getInit();
+  } else if (const auto *E = dyn_cast<Expr>(S)) {
+    E = E->IgnoreImplicit();
+    const Expr *Target = nullptr;
+    if (const auto *Assign = dyn_cast<BinaryOperator>(E);
+        Assign && Assign->getOpcode() == BO_Assign) {
+      Target = Assign->getLHS();
+      Value = Assign->getRHS();
+    } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E);
+               Op && Op->getOperator() == OO_Equal && Op->getNumArgs() == 2) {
+      Target = Op->getArg(0);
+      Value = Op->getArg(1);
+    }
+    const auto *Ref = dyn_cast_or_null<DeclRefExpr>(skipImplicit(Target));
+    if (!Ref)
+      return std::nullopt;
+    Result.Output = Ref->getDecl();
+  }
+  if (!Value)
+    return std::nullopt;
+  std::optional<ForwardCall> Forward = Objects.matchForward(skipImplicit(Value));
+  if (!Forward || Forward->IsFused || !Forward->Object)
+    return std::nullopt;
+  Result.Forward = *Forward;
+  return Result;
+}
+
+bool mentions(const Expr *E, const ValueDecl *Decl) {
+  bool Found = false;
+  forEachStmt(E, [&](const Stmt *S) {
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(S))
+      Found |= Ref->getDecl() == Decl;
+  });
+  return Found;
+}
+
+FixOutcome reason(std::string Why) {
+  FixOutcome Outcome;
+  Outcome.Reason = std::move(Why);
+  return Outcome;
+}
+
+std::string argumentsText(const ForwardCall &Call, const ASTContext &Context) {
+  llvm::SmallVector<std::string, 2> Args;
+  for (const Expr *Arg : Call.Args)
+    if (!isa<CXXDefaultArgExpr>(Arg))
+      Args.push_back(sourceText(Arg->getSourceRange(), Context).str());
+  if (Args.size() == 1)
+    return Args.front();
+  return "std::make_tuple(" + llvm::join(Args, ", ") + ")";
+}
+
+} // namespace
+
+FixOutcome makeFuseFix(const Finding &F, DDPObjects &Objects,
+                       ASTContext &Context) {
+  std::optional<ForwardCall> Second = Objects.matchForward(F.Second.Call);
+  const WrapperRule *Rule = Second ? Second->Rule : nullptr;
+  if (!Rule)
+    return reason("a forward runs inside a call to '" +
+                  (F.Second.Via ? F.Second.Via : F.First.Via)->getNameAsString() +
+                  "'");
+  if (F.First.Via)
+    return reason("a forward runs inside a call to '" +
+                  F.First.Via->getNameAsString() + "'");
+  if (Rule->FusedForward.empty())
+    return reason("'" + Rule->Type + "' has no fused forward");
+  if (F.Loop)
+    return reason("the forwards are different iterations of a loop");
+
+  // Find the run of consecutive forward statements holding both calls.
+  std::vector<ForwardStatement> Run;
+  bool HasFirst = false, HasSecond = false;
+  forEachStmt(F.Function->getBody(), [&](const Stmt *S) {
+    const auto *Block = dyn_cast<CompoundStmt>(S);
+    if (!Block || !Run.empty())
+      return;
+    std::vector<ForwardStatement> Current;
+    auto Flush = [&] {
+      if (HasFirst && HasSecond && Run.empty())
+        Run = Current;
+      Current.clear();
+      HasFirst = HasSecond = false;
+    };
+    for (const Stmt *Child : Block->body()) {
+      std::optional<ForwardStatement> Statement =
+          asForwardStatement(Child, Objects);
+      bool Continues =
+          Statement && Statement->Forward.Object == F.Object &&
+          (Current.empty() ||
+           (Statement->IsDeclaration == Current.front().IsDeclaration &&
+            llvm::none_of(Current, [&](const ForwardStatement &Earlier) {
+              return llvm::any_of(Statement->Forward.Args, [&](const Expr *Arg) {
+                return mentions(Arg, Earlier.Output);
+              });
+            })));
+      if (!Continues) {
+        Flush();
+        if (!Statement || Statement->Forward.Object != F.Object)
+          continue;
+      }
+      HasFirst |= Statement->Forward.Call == F.First.Call;
+      HasSecond |= Statement->Forward.Call == F.Second.Call;
+      Current.push_back(*Statement);
+    }
+    Flush();
+  });
+  if (Run.empty())
+    return reason("the forwards are not consecutive statements in one block "
+                  "that each store one output");
+  for (const ForwardStatement &Statement : Run)
+    if (Statement.Statement->getBeginLoc().isMacroID() ||
+        Statement.Statement->getEndLoc().isMacroID())
+      return reason("a forward is in a macro expansion");
+
+  const ForwardCall &Head = Run.front().Forward;
+  std::string Names, Args;
+  for (const ForwardStatement &Statement : Run) {
+    if (!Names.empty()) {
+      Names += ", ";
+      Args += ", ";
+    }
+    Names += Statement.Output->getNameAsString();
+    Args += argumentsText(Statement.Forward, Context);
+  }
+  std::string Call =
+      sourceText(Head.ObjectExpr->getSourceRange(), Context).str() +
+      (Head.ThroughArrow ? "->" : ".") + Rule->FusedForward + "(" + Args + ")";
+
+  FixOutcome Outcome;
+  SourceLocation Begin = Run.front().Statement->getBeginLoc();
+  SourceLocation End = Run.back().Statement->getEndLoc();
+  if (Run.front().IsDeclaration) {
+    Outcome.Hints.push_back(FixItHint::CreateReplacement(
+        CharSourceRange::getTokenRange(Begin, End),
+        "auto [" + Names + "] = " + Call + ";"));
+  } else {
+    Outcome.Hints.push_back(FixItHint::CreateReplacement(
+        CharSourceRange::getTokenRange(Begin, End),
+        "std::tie(" + Names + ") = " + Call));
+  }
+  return Outcome;
+}
+
+} // namespace fix
+} // namespace ddpguard

@@ -1,0 +1,580 @@
+//===- ClangFrontend.cpp --------------------------------------------------===//
+
+#include "ClangFrontend.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/Analysis/CFG.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace clang;
+using namespace ddpguard::model;
+
+namespace ddpguard {
+namespace clangfe {
+
+const FunctionDecl *visibleCallee(const CallExpr *Call,
+                                  const SourceManager &SM) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  if (!Callee)
+    return nullptr;
+  const FunctionDecl *Definition = nullptr;
+  if (!Callee->hasBody(Definition) || !Definition ||
+      SM.isInSystemHeader(Definition->getLocation()))
+    return nullptr;
+  return Definition;
+}
+
+namespace {
+
+bool isInPlaceMutator(StringRef Name) {
+  return llvm::StringSwitch<bool>(Name)
+      .Cases("push_back", "emplace_back", "push_front", "emplace_front", true)
+      .Cases("insert", "emplace", "append", "assign", "extend", true)
+      .Default(Name.size() > 1 && Name.ends_with("_") && Name != "detach_" &&
+               Name != "requires_grad_" && Name != "zero_grad_");
+}
+
+/// Calls whose result carries no autograd history of their object.
+bool cutsHistory(StringRef Name) {
+  return llvm::StringSwitch<bool>(Name)
+      .Cases("detach", "item", "numel", "size", "sizes", "dim", true)
+      .Cases("defined", "requires_grad", "dtype", "device", true)
+      .Default(false);
+}
+
+std::optional<bool> guardMode(const VarDecl *Var, ASTContext &Context) {
+  const CXXRecordDecl *Record = Var->getType()->getAsCXXRecordDecl();
+  if (!Record)
+    return std::nullopt;
+  std::string Name = qualifiedName(Record);
+  const auto *Construct =
+      dyn_cast_or_null<CXXConstructExpr>(skipImplicit(Var->getInit()));
+  auto Argument = [&](bool Default) {
+    bool Value = Default;
+    if (Construct && Construct->getNumArgs() > 0 &&
+        !isa<CXXDefaultArgExpr>(Construct->getArg(0)))
+      Construct->getArg(0)->EvaluateAsBooleanCondition(Value, Context);
+    return Value;
+  };
+  if (Name == "c10::NoGradGuard" || Name == "at::NoGradGuard")
+    return false;
+  if (Name == "c10::AutoGradMode" || Name == "at::AutoGradMode")
+    return Argument(true);
+  if (Name == "c10::InferenceMode")
+    return !Argument(true);
+  return std::nullopt;
+}
+
+/// `GradMode::set_enabled(b)` as a statement.
+std::optional<bool> setEnabledCall(const Stmt *S, ASTContext &Context) {
+  const auto *Call = dyn_cast<CallExpr>(S);
+  const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+  if (!Callee || Call->getNumArgs() != 1 ||
+      Callee->getQualifiedNameAsString() != "c10::GradMode::set_enabled")
+    return std::nullopt;
+  bool Value;
+  if (Call->getArg(0)->EvaluateAsBooleanCondition(Value, Context))
+    return Value;
+  return std::nullopt;
+}
+
+class Translator {
+public:
+  Translator(const FunctionDecl *Function, DDPObjects &Objects,
+             SummaryProvider &Summaries)
+      : Objects(Objects), Summaries(Summaries), Context(Objects.context()),
+        SM(Context.getSourceManager()) {
+    Result.Function = Function;
+  }
+
+  TranslatedFunction run();
+
+private:
+  void computeGradModes(const Stmt *S, bool GradEnabled);
+  bool gradEnabledAt(const Stmt *S) const {
+    auto It = GradEnabled.find(S);
+    return It == GradEnabled.end() || It->second;
+  }
+  ValueId valueOf(const ValueDecl *Decl);
+  ValueId exprValue(const Expr *E);
+  ObjectId objectId(const ValueDecl *Decl);
+  SiteId addSite(Site S);
+  void collectLeaves(const Expr *E, llvm::SmallVectorImpl<ValueId> &Out);
+  llvm::SmallVector<ValueId, 4> leaves(llvm::ArrayRef<const Expr *> Exprs);
+  /// The value an assignment to E writes, and whether it replaces it.
+  std::optional<std::pair<ValueId, bool>> target(const Expr *E);
+
+  void reserveCallValue(const Stmt *S);
+  void handle(const Stmt *S, unsigned Block);
+  bool handleBackward(const CallExpr *Call, unsigned Block);
+  bool handleSummarisedCall(const CallExpr *Call, unsigned Block);
+  void handleMutation(const CallExpr *Call, unsigned Block);
+  void derive(unsigned Block, const Expr *Target,
+              llvm::ArrayRef<ValueId> Sources, bool Strong);
+  void computeOrder(const CFG &Cfg);
+
+  DDPObjects &Objects;
+  SummaryProvider &Summaries;
+  ASTContext &Context;
+  const SourceManager &SM;
+  TranslatedFunction Result;
+  llvm::DenseMap<const Stmt *, bool> GradEnabled;
+  llvm::DenseMap<const ValueDecl *, ValueId> DeclValues;
+  llvm::DenseMap<const Expr *, ValueId> ExprValues;
+  llvm::DenseMap<const ValueDecl *, ObjectId> ObjectIds;
+  bool HasErrors = false;
+};
+
+void Translator::computeGradModes(const Stmt *S, bool Enabled) {
+  if (!S || isa<LambdaExpr>(S))
+    return;
+  if (const auto *E = dyn_cast<Expr>(S))
+    if (E->containsErrors())
+      HasErrors = true;
+  if (const auto *Compound = dyn_cast<CompoundStmt>(S)) {
+    for (const Stmt *Child : Compound->body()) {
+      computeGradModes(Child, Enabled);
+      if (const auto *Decl = dyn_cast<DeclStmt>(Child)) {
+        for (const clang::Decl *D : Decl->decls())
+          if (const auto *Var = dyn_cast<VarDecl>(D))
+            if (std::optional<bool> Mode = guardMode(Var, Context))
+              Enabled = *Mode;
+      } else if (const auto *E = dyn_cast<Expr>(Child)) {
+        if (std::optional<bool> Mode = setEnabledCall(E->IgnoreImplicit(), Context))
+          Enabled = *Mode;
+      }
+    }
+    return;
+  }
+  if (isa<CallExpr>(S))
+    GradEnabled[S] = Enabled;
+  for (const Stmt *Child : S->children())
+    computeGradModes(Child, Enabled);
+}
+
+ValueId Translator::valueOf(const ValueDecl *Decl) {
+  if (const auto *Binding = dyn_cast<BindingDecl>(Decl))
+    if (const ValueDecl *Decomposed = Binding->getDecomposedDecl())
+      Decl = Decomposed;
+  auto [It, Inserted] = DeclValues.try_emplace(Decl, 0);
+  if (Inserted) {
+    It->second = Result.Graph.addValue();
+    Result.ValueDecls.resize(Result.Graph.numValues());
+    Result.ValueDecls[It->second] = Decl;
+  }
+  return It->second;
+}
+
+ValueId Translator::exprValue(const Expr *E) {
+  auto [It, Inserted] = ExprValues.try_emplace(E, 0);
+  if (Inserted)
+    It->second = Result.Graph.addValue();
+  return It->second;
+}
+
+ObjectId Translator::objectId(const ValueDecl *Decl) {
+  auto [It, Inserted] = ObjectIds.try_emplace(Decl, 0);
+  if (Inserted) {
+    const Construction &C = Objects.construction(Decl);
+    It->second = Result.Graph.addObject(
+        {Decl->getNameAsString(), C.broadcasts(), C.HasBuffers});
+    Result.Objects.push_back(Decl);
+  }
+  return It->second;
+}
+
+SiteId Translator::addSite(Site S) {
+  Result.Sites.push_back(S);
+  return Result.Sites.size() - 1;
+}
+
+void Translator::collectLeaves(const Expr *E,
+                               llvm::SmallVectorImpl<ValueId> &Out) {
+  if (!E)
+    return;
+  auto Known = ExprValues.find(E);
+  if (Known != ExprValues.end()) {
+    Out.push_back(Known->second);
+    return;
+  }
+  if (isa<LambdaExpr>(E))
+    return;
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+    if (isa<VarDecl>(Ref->getDecl()) || isa<BindingDecl>(Ref->getDecl()))
+      Out.push_back(valueOf(Ref->getDecl()));
+    return;
+  }
+  if (const auto *Member = dyn_cast<MemberExpr>(E)) {
+    if (isa<CXXThisExpr>(Member->getBase()->IgnoreImpCasts()) &&
+        isa<FieldDecl>(Member->getMemberDecl())) {
+      Out.push_back(valueOf(Member->getMemberDecl()));
+      return;
+    }
+  }
+  if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E))
+    if (const CXXMethodDecl *Method = Call->getMethodDecl())
+      if (Method->getIdentifier() && cutsHistory(Method->getName()))
+        return;
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    const FunctionDecl *Definition = nullptr;
+    // A user function we cannot see may hand back any history.
+    if (Callee && !Callee->hasBody(Definition) &&
+        !SM.isInSystemHeader(Callee->getLocation()) &&
+        !Callee->getReturnType()->isVoidType())
+      Out.push_back(Result.Graph.unknownValue());
+  }
+  for (const Stmt *Child : E->children())
+    if (const auto *ChildExpr = dyn_cast_or_null<Expr>(Child))
+      collectLeaves(ChildExpr, Out);
+}
+
+llvm::SmallVector<ValueId, 4>
+Translator::leaves(llvm::ArrayRef<const Expr *> Exprs) {
+  llvm::SmallVector<ValueId, 4> Out;
+  for (const Expr *E : Exprs)
+    collectLeaves(E, Out);
+  return Out;
+}
+
+std::optional<std::pair<ValueId, bool>> Translator::target(const Expr *E) {
+  E = skipImplicit(E);
+  if (!E)
+    return std::nullopt;
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+    if (isa<VarDecl>(Ref->getDecl()) || isa<BindingDecl>(Ref->getDecl()))
+      return std::make_pair(valueOf(Ref->getDecl()),
+                            !Ref->getDecl()->getType()->isReferenceType());
+    return std::nullopt;
+  }
+  if (const auto *Member = dyn_cast<MemberExpr>(E)) {
+    if (isa<CXXThisExpr>(Member->getBase()->IgnoreImpCasts()) &&
+        isa<FieldDecl>(Member->getMemberDecl()))
+      return std::make_pair(valueOf(Member->getMemberDecl()), true);
+    if (auto Base = target(Member->getBase()))
+      return std::make_pair(Base->first, false);
+    return std::nullopt;
+  }
+  const Expr *Base = nullptr;
+  if (const auto *Subscript = dyn_cast<ArraySubscriptExpr>(E))
+    Base = Subscript->getBase();
+  else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E))
+    Base = Op->getNumArgs() > 0 ? Op->getArg(0) : nullptr;
+  else if (const auto *Unary = dyn_cast<UnaryOperator>(E))
+    Base = Unary->getSubExpr();
+  else if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E))
+    Base = Call->getImplicitObjectArgument();
+  if (Base)
+    if (auto Outer = target(Base))
+      return std::make_pair(Outer->first, false);
+  return std::nullopt;
+}
+
+void Translator::derive(unsigned Block, const Expr *Target,
+                        llvm::ArrayRef<ValueId> Sources, bool Strong) {
+  if (auto T = target(Target))
+    Result.Graph.append(Block,
+                        Event::derive(T->first, Sources, Strong && T->second));
+}
+
+bool Translator::handleBackward(const CallExpr *Call, unsigned Block) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  if (!Callee || !Callee->getIdentifier())
+    return false;
+  auto IsTrue = [&](unsigned Index) {
+    bool Value = false;
+    return Index < Call->getNumArgs() &&
+           !isa<CXXDefaultArgExpr>(Call->getArg(Index)) &&
+           skipImplicit(Call->getArg(Index))
+               ->EvaluateAsBooleanCondition(Value, Context) &&
+           Value;
+  };
+  const Expr *Roots = nullptr;
+  bool Retain = false;
+  if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call)) {
+    const CXXRecordDecl *Record = Member->getRecordDecl();
+    if (Callee->getName() != "backward" || !Record ||
+        !StringRef(qualifiedName(Record)).ends_with("Tensor"))
+      return false;
+    Roots = Member->getImplicitObjectArgument();
+    Retain = IsTrue(1) || IsTrue(2);
+  } else {
+    std::string Name = Callee->getQualifiedNameAsString();
+    if (Name == "torch::autograd::backward")
+      Retain = IsTrue(2) || IsTrue(3);
+    else if (Name == "torch::autograd::grad")
+      Retain = IsTrue(3) || IsTrue(4);
+    else
+      return false;
+    if (Call->getNumArgs() == 0)
+      return false;
+    Roots = Call->getArg(0);
+  }
+  Result.Graph.append(Block, Event::backward(addSite({Call}), leaves({Roots}),
+                                             Retain));
+  return true;
+}
+
+bool Translator::handleSummarisedCall(const CallExpr *Call, unsigned Block) {
+  const FunctionDecl *Callee = visibleCallee(Call, SM);
+  const Summary *Sum = Callee ? Summaries.summaryFor(Callee) : nullptr;
+  if (!Sum)
+    return false;
+  // A call operator invoked as an operator call has the object as argument 0.
+  unsigned Offset =
+      isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Callee) ? 1 : 0;
+  auto Argument = [&](unsigned Parameter) -> const Expr * {
+    return Parameter + Offset < Call->getNumArgs()
+               ? Call->getArg(Parameter + Offset)
+               : nullptr;
+  };
+  llvm::SmallVector<const Expr *, 4> Args(Call->arg_begin() + Offset,
+                                          Call->arg_end());
+  llvm::SmallVector<ValueId, 4> ArgLeaves = leaves(Args);
+  bool CallerGrad = gradEnabledAt(Call);
+
+  std::vector<ValueId> Outputs(Sum->Effects.size());
+  llvm::SmallVector<ValueId, 4> Returned(ArgLeaves);
+  for (unsigned I = 0; I < Sum->Effects.size(); ++I) {
+    const Summary::Effect &Effect = Sum->Effects[I];
+    Site S{Call, Callee, Effect.Loc, Effect.Repeats};
+    if (!Effect.IsForward) {
+      llvm::SmallVector<ValueId, 4> Roots;
+      for (unsigned Parameter : Effect.ParameterRoots)
+        collectLeaves(Argument(Parameter), Roots);
+      for (unsigned Forward : Effect.ForwardRoots)
+        Roots.push_back(Outputs[Forward]);
+      if (Effect.ThroughUnknown)
+        Roots.push_back(Result.Graph.unknownValue());
+      Result.Graph.append(Block, Event::backward(addSite(S), Roots,
+                                                 Effect.RetainGraph));
+      continue;
+    }
+    const ValueDecl *Object = Effect.Object;
+    if (Effect.Kind == Summary::ObjectKind::Parameter)
+      Object = Objects.objectOf(Argument(Effect.Parameter));
+    if (!Object)
+      continue;
+    Outputs[I] = Result.Graph.addValue();
+    for (int Times = Effect.Repeats ? 2 : 1; Times > 0; --Times)
+      Result.Graph.append(Block, Event::forward(addSite(S), objectId(Object),
+                                                CallerGrad && Effect.GradEnabled,
+                                                Outputs[I], ArgLeaves));
+    if (Effect.Returned)
+      Returned.push_back(Outputs[I]);
+  }
+  for (auto [Parameter, Forward] : Sum->StoredOutputs)
+    if (const Expr *Arg = Argument(Parameter))
+      derive(Block, Arg, {Outputs[Forward]}, /*Strong=*/false);
+  Result.Graph.append(Block,
+                      Event::derive(exprValue(Call), Returned, /*Strong=*/true));
+  return true;
+}
+
+void Translator::handleMutation(const CallExpr *Call, unsigned Block) {
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
+    OverloadedOperatorKind Kind = Op->getOperator();
+    if (Kind == OO_Equal && Op->getNumArgs() == 2) {
+      derive(Block, Op->getArg(0), leaves({Op->getArg(1)}), /*Strong=*/true);
+      return;
+    }
+    if ((Kind == OO_PlusEqual || Kind == OO_MinusEqual || Kind == OO_StarEqual ||
+         Kind == OO_SlashEqual) &&
+        Op->getNumArgs() == 2) {
+      derive(Block, Op->getArg(0), leaves({Op->getArg(1)}), /*Strong=*/false);
+      return;
+    }
+  }
+  if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call)) {
+    const CXXMethodDecl *Method = Member->getMethodDecl();
+    if (Method && Method->getIdentifier() &&
+        isInPlaceMutator(Method->getName())) {
+      llvm::SmallVector<const Expr *, 4> Args(Member->arg_begin(),
+                                              Member->arg_end());
+      derive(Block, Member->getImplicitObjectArgument(), leaves(Args),
+             /*Strong=*/false);
+      return;
+    }
+  }
+  // Arguments passed by non-const reference may receive any argument's history.
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  if (!Callee)
+    return;
+  unsigned Offset =
+      isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Callee) ? 1 : 0;
+  std::optional<llvm::SmallVector<ValueId, 4>> AllArgs;
+  for (unsigned I = 0; I < Callee->getNumParams() && I + Offset < Call->getNumArgs();
+       ++I) {
+    QualType Type = Callee->getParamDecl(I)->getType();
+    if (!Type->isLValueReferenceType() || Type.getNonReferenceType().isConstQualified())
+      continue;
+    if (!AllArgs) {
+      llvm::SmallVector<const Expr *, 4> Args(Call->arg_begin() + Offset,
+                                              Call->arg_end());
+      AllArgs = leaves(Args);
+    }
+    derive(Block, Call->getArg(I + Offset), *AllArgs, /*Strong=*/false);
+  }
+}
+
+void Translator::reserveCallValue(const Stmt *S) {
+  if (std::optional<ForwardCall> Forward = Objects.matchForward(S)) {
+    if (Forward->Object)
+      exprValue(Forward->Call);
+    return;
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *Callee = visibleCallee(Call, SM))
+      if (Summaries.summaryFor(Callee))
+        exprValue(Call);
+}
+
+void Translator::handle(const Stmt *S, unsigned Block) {
+  if (std::optional<ForwardCall> Forward = Objects.matchForward(S)) {
+    if (!Forward->Object)
+      return;
+    llvm::SmallVector<ValueId, 4> Inputs = leaves(Forward->Args);
+    Result.Graph.append(Block, Event::forward(addSite({Forward->Call}),
+                                              objectId(Forward->Object),
+                                              gradEnabledAt(S),
+                                              exprValue(Forward->Call), Inputs));
+    return;
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(S)) {
+    if (!handleBackward(Call, Block) && !handleSummarisedCall(Call, Block))
+      handleMutation(Call, Block);
+    return;
+  }
+  if (const auto *Decl = dyn_cast<DeclStmt>(S)) {
+    for (const clang::Decl *D : Decl->decls())
+      if (const auto *Var = dyn_cast<VarDecl>(D))
+        if (const Expr *Init = Var->getInit())
+          Result.Graph.append(
+              Block, Event::derive(valueOf(Var), leaves({Init}), true));
+    return;
+  }
+  if (const auto *Binary = dyn_cast<BinaryOperator>(S)) {
+    if (Binary->isAssignmentOp())
+      derive(Block, Binary->getLHS(), leaves({Binary->getRHS()}),
+             Binary->getOpcode() == BO_Assign);
+    return;
+  }
+  if (const auto *Return = dyn_cast<ReturnStmt>(S)) {
+    if (Return->getRetValue())
+      Result.Graph.append(Block, Event::ret(addSite({Return->getRetValue()}),
+                                            leaves({Return->getRetValue()})));
+  }
+}
+
+void Translator::computeOrder(const CFG &Cfg) {
+  unsigned N = Cfg.getNumBlockIDs();
+  std::vector<unsigned> PostOrder;
+  std::vector<char> State(N, 0);
+  // Iterative DFS; State 1 = on stack, 2 = done.
+  std::vector<std::pair<unsigned, unsigned>> Stack;
+  auto Successors = [&](unsigned B) -> llvm::ArrayRef<unsigned> {
+    return Result.Graph.blocks()[B].Successors;
+  };
+  Result.InLoop.assign(N, false);
+  Stack.push_back({Result.Graph.entry(), 0});
+  State[Result.Graph.entry()] = 1;
+  while (!Stack.empty()) {
+    auto &[B, Next] = Stack.back();
+    if (Next < Successors(B).size()) {
+      unsigned Succ = Successors(B)[Next++];
+      if (State[Succ] == 0) {
+        State[Succ] = 1;
+        Stack.push_back({Succ, 0});
+      }
+      continue;
+    }
+    State[B] = 2;
+    PostOrder.push_back(B);
+    Stack.pop_back();
+  }
+  Result.Order.assign(PostOrder.rbegin(), PostOrder.rend());
+  // A block is in a loop when it can reach itself.
+  for (unsigned B = 0; B < N; ++B) {
+    if (Result.Graph.blocks()[B].Events.empty())
+      continue;
+    std::vector<char> Seen(N, 0);
+    std::vector<unsigned> Work(Successors(B).begin(), Successors(B).end());
+    while (!Work.empty() && !Result.InLoop[B]) {
+      unsigned X = Work.back();
+      Work.pop_back();
+      if (X == B)
+        Result.InLoop[B] = true;
+      else if (!Seen[X]) {
+        Seen[X] = 1;
+        Work.insert(Work.end(), Successors(X).begin(), Successors(X).end());
+      }
+    }
+  }
+}
+
+TranslatedFunction Translator::run() {
+  const FunctionDecl *Function = Result.Function;
+  const Stmt *Body = Function->getBody();
+  if (!Body || Function->isDependentContext() || Function->isInvalidDecl()) {
+    Result.Failed = true;
+    return std::move(Result);
+  }
+  computeGradModes(Body, /*GradEnabled=*/true);
+  if (HasErrors) {
+    Result.Failed = true;
+    return std::move(Result);
+  }
+
+  CFG::BuildOptions Options;
+  Options.setAllAlwaysAdd();
+  Options.AddImplicitDtors = false;
+  std::unique_ptr<CFG> Cfg =
+      CFG::buildCFG(Function, const_cast<Stmt *>(Body), &Context, Options);
+  if (!Cfg) {
+    Result.Failed = true;
+    return std::move(Result);
+  }
+
+  for (const ParmVarDecl *Param : Function->parameters()) {
+    OriginId Origin;
+    ValueId Value = Result.Graph.addInputValue(Origin);
+    DeclValues[Param] = Value;
+    Result.ValueDecls.resize(Result.Graph.numValues());
+    Result.ValueDecls[Value] = Param;
+    Result.ParameterOrigins.push_back(Origin);
+  }
+  for (unsigned I = 0; I < Cfg->getNumBlockIDs(); ++I)
+    Result.Graph.addBlock();
+  Result.Graph.setEntry(Cfg->getEntry().getBlockID());
+  for (const CFGBlock *Block : *Cfg) {
+    unsigned Id = Block->getBlockID();
+    for (const CFGBlock::AdjacentBlock &Succ : Block->succs())
+      if (const CFGBlock *Reachable = Succ.getReachableBlock())
+        Result.Graph.addEdge(Id, Reachable->getBlockID());
+  }
+  // Values of forward and helper calls exist before any block uses them, since
+  // blocks are not visited in control-flow order.
+  for (const CFGBlock *Block : *Cfg)
+    for (const CFGElement &Element : *Block)
+      if (std::optional<CFGStmt> S = Element.getAs<CFGStmt>())
+        reserveCallValue(S->getStmt());
+  // Events are appended in evaluation order within each block.
+  for (const CFGBlock *Block : *Cfg)
+    for (const CFGElement &Element : *Block)
+      if (std::optional<CFGStmt> S = Element.getAs<CFGStmt>())
+        handle(S->getStmt(), Block->getBlockID());
+  Result.ValueDecls.resize(Result.Graph.numValues());
+  computeOrder(*Cfg);
+  return std::move(Result);
+}
+
+} // namespace
+
+TranslatedFunction translateFunction(const FunctionDecl *Function,
+                                     DDPObjects &Objects,
+                                     SummaryProvider &Summaries) {
+  return Translator(Function, Objects, Summaries).run();
+}
+
+} // namespace clangfe
+} // namespace ddpguard

@@ -1,0 +1,92 @@
+//===- ClangFrontend.h - One C++ function as an EventGraph ----------------===//
+//
+// Translates a function body, through Clang's CFG, into the language-neutral
+// EventGraph of Model/: forwards on DDP objects (with their grad mode),
+// backwards and autograd::grad calls, and how values derive from each other.
+// Calls to helpers that forward or backward are replaced by their summaries.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_FRONTEND_CLANGFRONTEND_H
+#define DDPGUARD_FRONTEND_CLANGFRONTEND_H
+
+#include "DDPObjects.h"
+#include "Model/EventGraph.h"
+#include "clang/AST/Decl.h"
+
+namespace ddpguard {
+namespace clangfe {
+
+/// What a call to a helper does, in the order it does it.
+struct Summary {
+  enum class ObjectKind { Parameter, Member, Variable };
+  struct Effect {
+    bool IsForward = true;
+    clang::SourceLocation Loc;
+    // A forward: on which object, in which grad mode, and whether its output
+    // flows into the returned value.
+    ObjectKind Kind = ObjectKind::Variable;
+    unsigned Parameter = 0;
+    const clang::ValueDecl *Object = nullptr;
+    bool GradEnabled = true;
+    bool Repeats = false;
+    bool Returned = false;
+    // A backward: through which parameters and which earlier forwards.
+    llvm::SmallVector<unsigned, 2> ParameterRoots;
+    llvm::SmallVector<unsigned, 2> ForwardRoots;
+    bool RetainGraph = false;
+    bool ThroughUnknown = false;
+  };
+  std::vector<Effect> Effects;
+  /// (parameter, forward effect): the forward's output is stored into the
+  /// parameter (a container passed by reference).
+  std::vector<std::pair<unsigned, unsigned>> StoredOutputs;
+};
+
+class SummaryProvider {
+public:
+  virtual ~SummaryProvider() = default;
+  /// The summary of a callee that forwards or backwards, or null.
+  virtual const Summary *summaryFor(const clang::FunctionDecl *Callee) = 0;
+};
+
+/// A position a diagnostic points at.
+struct Site {
+  /// The call in the translated function.
+  const clang::Expr *Call = nullptr;
+  /// The helper whose body holds the event, if it came from a summary.
+  const clang::FunctionDecl *Via = nullptr;
+  clang::SourceLocation Inner;
+  bool Repeats = false;
+};
+
+struct TranslatedFunction {
+  const clang::FunctionDecl *Function = nullptr;
+  model::EventGraph Graph;
+  std::vector<Site> Sites;
+  /// By ObjectId.
+  std::vector<const clang::ValueDecl *> Objects;
+  /// By parameter index: the origin standing for the parameter's history.
+  std::vector<model::OriginId> ParameterOrigins;
+  /// By ValueId: the declaration a value stands for, if any.
+  std::vector<const clang::ValueDecl *> ValueDecls;
+  /// Blocks that lie on a cycle.
+  std::vector<bool> InLoop;
+  /// Blocks in reverse post-order.
+  std::vector<unsigned> Order;
+  /// The body could not be translated (invalid code, no CFG).
+  bool Failed = false;
+};
+
+TranslatedFunction translateFunction(const clang::FunctionDecl *Function,
+                                     DDPObjects &Objects,
+                                     SummaryProvider &Summaries);
+
+/// The call's callee if it is a user function whose body we can see.
+const clang::FunctionDecl *visibleCallee(const clang::CallExpr *Call,
+                                         const clang::SourceManager &SM);
+
+} // namespace clangfe
+} // namespace ddpguard
+
+#endif

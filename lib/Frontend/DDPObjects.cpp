@@ -1,0 +1,562 @@
+//===- DDPObjects.cpp -----------------------------------------------------===//
+
+#include "DDPObjects.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/StmtVisitor.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include <functional>
+
+using namespace clang;
+
+namespace ddpguard {
+namespace clangfe {
+
+const Expr *skipImplicit(const Expr *E) {
+  while (E) {
+    const Expr *Next = E->IgnoreImplicit()->IgnoreParens();
+    if (const auto *Construct = dyn_cast<CXXConstructExpr>(Next)) {
+      const CXXConstructorDecl *Ctor = Construct->getConstructor();
+      if (Construct->getNumArgs() == 1 && Ctor &&
+          (Ctor->isCopyOrMoveConstructor() || Ctor->isConvertingConstructor(false)) &&
+          !isa<CXXTemporaryObjectExpr>(Construct))
+        Next = Construct->getArg(0);
+    } else if (const auto *Cast = dyn_cast<CXXFunctionalCastExpr>(Next)) {
+      Next = Cast->getSubExpr();
+    }
+    if (Next == E)
+      return E;
+    E = Next;
+  }
+  return E;
+}
+
+StringRef sourceText(SourceRange Range, const ASTContext &Context) {
+  return Lexer::getSourceText(CharSourceRange::getTokenRange(Range),
+                              Context.getSourceManager(),
+                              Context.getLangOpts());
+}
+
+void forEachStmt(const Stmt *Root,
+                 const std::function<void(const Stmt *)> &Visit) {
+  if (!Root)
+    return;
+  Visit(Root);
+  if (isa<LambdaExpr>(Root))
+    return;
+  for (const Stmt *Child : Root->children())
+    forEachStmt(Child, Visit);
+}
+
+std::string qualifiedName(const CXXRecordDecl *Record) {
+  const NamedDecl *Named = Record;
+  if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(Record))
+    Named = Spec->getSpecializedTemplate();
+  PrintingPolicy Policy(Record->getASTContext().getLangOpts());
+  Policy.SuppressInlineNamespace = true;
+  Policy.SuppressUnwrittenScope = true;
+  std::string Name;
+  llvm::raw_string_ostream OS(Name);
+  Named->printQualifiedName(OS, Policy);
+  return OS.str();
+}
+
+static bool isSmartPointer(StringRef Name) {
+  return Name == "std::shared_ptr" || Name == "std::unique_ptr";
+}
+
+/// Looks through references, pointers and std smart pointers.
+static QualType pointee(QualType Type) {
+  for (;;) {
+    Type = Type.getNonReferenceType();
+    if (const auto *Pointer = Type->getAs<PointerType>()) {
+      Type = Pointer->getPointeeType();
+      continue;
+    }
+    const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+        Type->getAsCXXRecordDecl());
+    if (Spec && isSmartPointer(qualifiedName(Spec)) &&
+        Spec->getTemplateArgs().size() > 0 &&
+        Spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type) {
+      Type = Spec->getTemplateArgs()[0].getAsType();
+      continue;
+    }
+    return Type;
+  }
+}
+
+const WrapperRule *DDPObjects::ruleFor(QualType Written) {
+  if (Written.isNull())
+    return nullptr;
+  QualType Type = pointee(Written);
+  if (Type->isDependentType())
+    return nullptr;
+  const clang::Type *Key = Type.getCanonicalType().getTypePtr();
+  auto Cached = RuleCache.find(Key);
+  if (Cached != RuleCache.end())
+    return Cached->second;
+  RuleCache[Key] = nullptr;
+  const WrapperRule *Rule = nullptr;
+  if (const CXXRecordDecl *Record = Type->getAsCXXRecordDecl()) {
+    Rule = Rules.find(qualifiedName(Record));
+    if (!Rule && Record->hasDefinition())
+      for (const CXXBaseSpecifier &Base : Record->bases())
+        if ((Rule = ruleFor(Base.getType())))
+          break;
+  }
+  RuleCache[Key] = Rule;
+  return Rule;
+}
+
+const ValueDecl *DDPObjects::objectOf(const Expr *E) {
+  E = skipImplicit(E);
+  if (!E)
+    return nullptr;
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+    const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
+    if (!Var)
+      return nullptr;
+    // A local reference is an alias of what it was bound to.
+    if (Var->getType()->isReferenceType() && !isa<ParmVarDecl>(Var) &&
+        Var->getInit())
+      if (const ValueDecl *Target = objectOf(Var->getInit()))
+        return Target;
+    return Var;
+  }
+  if (const auto *Member = dyn_cast<MemberExpr>(E))
+    return dyn_cast<FieldDecl>(Member->getMemberDecl());
+  if (const auto *Unary = dyn_cast<UnaryOperator>(E))
+    if (Unary->getOpcode() == UO_Deref || Unary->getOpcode() == UO_AddrOf)
+      return objectOf(Unary->getSubExpr());
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E))
+    if ((Op->getOperator() == OO_Star || Op->getOperator() == OO_Arrow) &&
+        Op->getNumArgs() == 1)
+      return objectOf(Op->getArg(0));
+  if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E))
+    if (const CXXMethodDecl *Method = Call->getMethodDecl())
+      if (Method->getIdentifier() && Method->getName() == "get")
+        return objectOf(Call->getImplicitObjectArgument());
+  return nullptr;
+}
+
+static std::string methodName(const CXXMethodDecl *Method) {
+  if (Method->getOverloadedOperator() == OO_Call)
+    return "operator()";
+  if (const IdentifierInfo *Id = Method->getIdentifier())
+    return Id->getName().str();
+  return "";
+}
+
+std::optional<ForwardCall> DDPObjects::matchForward(const Stmt *S) {
+  ForwardCall Forward;
+  if (const auto *Call = dyn_cast<CXXMemberCallExpr>(S)) {
+    const CXXMethodDecl *Method = Call->getMethodDecl();
+    const Expr *Object = Call->getImplicitObjectArgument();
+    if (!Method || !Object)
+      return std::nullopt;
+    Forward.Rule = ruleFor(Object->getType());
+    if (!Forward.Rule || !Forward.Rule->isForwardMethod(methodName(Method)))
+      return std::nullopt;
+    Forward.IsFused = methodName(Method) == Forward.Rule->FusedForward;
+    Forward.ObjectExpr = Object;
+    if (const auto *Member =
+            dyn_cast<MemberExpr>(Call->getCallee()->IgnoreParens())) {
+      Forward.ThroughArrow = Member->isArrow();
+      Forward.ObjectExpr = Member->getBase();
+    }
+    Forward.Args.append(Call->arg_begin(), Call->arg_end());
+  } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
+    if (Op->getOperator() != OO_Call || Op->getNumArgs() == 0)
+      return std::nullopt;
+    Forward.Rule = ruleFor(Op->getArg(0)->getType());
+    if (!Forward.Rule || !Forward.Rule->isForwardMethod("operator()"))
+      return std::nullopt;
+    Forward.ObjectExpr = Op->getArg(0);
+    Forward.Args.append(Op->arg_begin() + 1, Op->arg_end());
+  } else {
+    return std::nullopt;
+  }
+  Forward.Call = cast<Expr>(S);
+  Forward.Object = objectOf(Forward.ObjectExpr);
+  return Forward;
+}
+
+std::optional<bool> DDPObjects::evaluateBool(const Expr *E) {
+  bool Value;
+  if (E && !E->isValueDependent() &&
+      E->EvaluateAsBooleanCondition(Value, Context))
+    return Value;
+  return std::nullopt;
+}
+
+/// The constructing expression inside an initializer: a constructor call,
+/// std::make_shared/make_unique, or new.
+static const Expr *constructingExpr(const Expr *Init,
+                                    llvm::SmallVectorImpl<const Expr *> &Args) {
+  Init = skipImplicit(Init);
+  if (const auto *New = dyn_cast_or_null<CXXNewExpr>(Init))
+    Init = New->getInitializer() ? skipImplicit(New->getInitializer()) : nullptr;
+  if (!Init)
+    return nullptr;
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Init)) {
+    Args.append(Construct->arg_begin(), Construct->arg_end());
+    return Construct;
+  }
+  if (const auto *Call = dyn_cast<CallExpr>(Init))
+    if (const FunctionDecl *Callee = Call->getDirectCallee()) {
+      std::string Name = Callee->getQualifiedNameAsString();
+      if (Name == "std::make_shared" || Name == "std::make_unique") {
+        Args.append(Call->arg_begin(), Call->arg_end());
+        return Call;
+      }
+    }
+  if (const auto *List = dyn_cast<InitListExpr>(Init)) {
+    for (const Stmt *Element : *List)
+      Args.push_back(cast<Expr>(Element));
+    return List;
+  }
+  return nullptr;
+}
+
+static const Expr *assignedValue(const Stmt *S, const Expr *&Target) {
+  if (const auto *Assign = dyn_cast<BinaryOperator>(S))
+    if (Assign->getOpcode() == BO_Assign) {
+      Target = Assign->getLHS();
+      return Assign->getRHS();
+    }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S))
+    if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2) {
+      Target = Op->getArg(0);
+      return Op->getArg(1);
+    }
+  return nullptr;
+}
+
+void DDPObjects::findConstructionExpr(Construction &C) {
+  if (const auto *Var = dyn_cast<VarDecl>(C.Object)) {
+    if (isa<ParmVarDecl>(Var) || Var->getType()->isReferenceType())
+      return;
+    if (Var->getInit())
+      C.Expr = constructingExpr(Var->getInit(), C.Args);
+    if (const auto *Function =
+            dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()))
+      forEachStmt(Function->getBody(), [&](const Stmt *S) {
+        if (const auto *Decl = dyn_cast<DeclStmt>(S))
+          if (llvm::is_contained(Decl->decls(), Var))
+            C.DeclStatement = Decl;
+      });
+    return;
+  }
+  const auto *Field = dyn_cast<FieldDecl>(C.Object);
+  if (!Field)
+    return;
+  if (Field->hasInClassInitializer() && Field->getInClassInitializer()) {
+    C.Expr = constructingExpr(Field->getInClassInitializer(), C.Args);
+    return;
+  }
+  for (const CXXConstructorDecl *Ctor : cast<CXXRecordDecl>(Field->getParent())->ctors()) {
+    for (const CXXCtorInitializer *Init : Ctor->inits())
+      if (Init->isWritten() && Init->getMember() == Field) {
+        C.Expr = constructingExpr(Init->getInit(), C.Args);
+        return;
+      }
+    forEachStmt(Ctor->getBody(), [&](const Stmt *S) {
+      const Expr *Target = nullptr;
+      if (const Expr *Value = assignedValue(S, Target))
+        if (objectOf(Target) == Field && !C.Expr)
+          C.Expr = constructingExpr(Value, C.Args);
+    });
+    if (C.Expr)
+      return;
+  }
+}
+
+/// The body in which a setting of the object may appear after construction.
+static const Stmt *settingScope(const ValueDecl *Object) {
+  if (const auto *Var = dyn_cast<VarDecl>(Object))
+    if (const auto *Function =
+            dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()))
+      return Function->getBody();
+  return nullptr;
+}
+
+void DDPObjects::evaluateOptions(Construction &C, const Expr *Options) {
+  const BroadcastSetting &Setting = C.Rule->Broadcast;
+  const Expr *E = skipImplicit(Options);
+  while (E) {
+    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E)) {
+      const CXXMethodDecl *Method = Call->getMethodDecl();
+      if (Method && methodName(Method) == Setting.Setter &&
+          Call->getNumArgs() == 1) {
+        C.Setting = Call->getArg(0);
+        std::optional<bool> Value = evaluateBool(C.Setting);
+        C.Broadcast = !Value ? BroadcastState::Unknown
+                      : *Value ? BroadcastState::SetTrue
+                               : BroadcastState::SetFalse;
+        return;
+      }
+      E = skipImplicit(Call->getImplicitObjectArgument());
+      continue;
+    }
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+      const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
+      if (!Var) {
+        C.Broadcast = BroadcastState::Unknown;
+        return;
+      }
+      C.OptionsVar = Var;
+      // The last setter call on the variable before the construction wins.
+      const CXXMemberCallExpr *LastSetter = nullptr;
+      const SourceManager &SM = Context.getSourceManager();
+      forEachStmt(settingScope(Var), [&](const Stmt *S) {
+        const auto *Call = dyn_cast<CXXMemberCallExpr>(S);
+        if (!Call || !Call->getMethodDecl() ||
+            methodName(Call->getMethodDecl()) != Setting.Setter ||
+            Call->getNumArgs() != 1)
+          return;
+        const auto *On = dyn_cast<DeclRefExpr>(
+            skipImplicit(Call->getImplicitObjectArgument()));
+        if (On && On->getDecl() == Var && C.Expr &&
+            SM.isBeforeInTranslationUnit(Call->getBeginLoc(),
+                                         C.Expr->getBeginLoc()) &&
+            !(Var->getInit() &&
+              !SM.isBeforeInTranslationUnit(Var->getInit()->getEndLoc(),
+                                            Call->getBeginLoc())))
+          LastSetter = Call;
+      });
+      if (LastSetter) {
+        C.Setting = LastSetter->getArg(0);
+        std::optional<bool> Value = evaluateBool(C.Setting);
+        C.Broadcast = !Value ? BroadcastState::Unknown
+                      : *Value ? BroadcastState::SetTrue
+                               : BroadcastState::SetFalse;
+        return;
+      }
+      if (isa<ParmVarDecl>(Var) || !Var->getInit()) {
+        C.Broadcast = isa<ParmVarDecl>(Var) ? BroadcastState::Unknown
+                                            : BroadcastState::Default;
+        return;
+      }
+      E = skipImplicit(Var->getInit());
+      continue;
+    }
+    if (isa<CXXConstructExpr>(E) || isa<InitListExpr>(E)) {
+      C.Broadcast = BroadcastState::Default;
+      return;
+    }
+    C.Broadcast = BroadcastState::Unknown;
+    return;
+  }
+  C.Broadcast = BroadcastState::Default;
+}
+
+void DDPObjects::evaluateBroadcast(Construction &C) {
+  const BroadcastSetting &Setting = C.Rule->Broadcast;
+  if (!C.Expr) {
+    C.Broadcast = BroadcastState::Unknown;
+    return;
+  }
+  auto Argument = [&]() -> const Expr * {
+    if (Setting.Argument < C.Args.size() &&
+        !isa<CXXDefaultArgExpr>(C.Args[Setting.Argument]))
+      return C.Args[Setting.Argument];
+    return nullptr;
+  };
+  switch (Setting.SettingKind) {
+  case BroadcastSetting::Kind::OptionBuilder:
+    C.Options = Argument();
+    if (C.Options)
+      evaluateOptions(C, C.Options);
+    else
+      C.Broadcast = BroadcastState::Default;
+    return;
+  case BroadcastSetting::Kind::ConstructorArgument:
+    if ((C.Setting = Argument())) {
+      std::optional<bool> Value = evaluateBool(C.Setting);
+      C.Broadcast = !Value ? BroadcastState::Unknown
+                    : *Value ? BroadcastState::SetTrue
+                             : BroadcastState::SetFalse;
+    } else {
+      C.Broadcast = BroadcastState::Default;
+    }
+    return;
+  case BroadcastSetting::Kind::Field: {
+    C.Broadcast = BroadcastState::Default;
+    forEachStmt(settingScope(C.Object), [&](const Stmt *S) {
+      const Expr *Target = nullptr;
+      const Expr *Value = assignedValue(S, Target);
+      const auto *Member =
+          Value ? dyn_cast<MemberExpr>(skipImplicit(Target)) : nullptr;
+      if (!Member || !Member->getMemberDecl()->getIdentifier() ||
+          Member->getMemberDecl()->getName() != Setting.FieldName ||
+          objectOf(Member->getBase()) != C.Object)
+        return;
+      C.Setting = Value;
+      std::optional<bool> Known = evaluateBool(Value);
+      C.Broadcast = !Known ? BroadcastState::Unknown
+                    : *Known ? BroadcastState::SetTrue
+                             : BroadcastState::SetFalse;
+    });
+    return;
+  }
+  }
+}
+
+namespace {
+bool startsWithAny(StringRef Name, std::initializer_list<StringRef> Prefixes) {
+  return llvm::any_of(Prefixes,
+                      [&](StringRef Prefix) { return Name.starts_with(Prefix); });
+}
+} // namespace
+
+DDPObjects::Buffers DDPObjects::buffersOfRecord(const CXXRecordDecl *Record) {
+  auto Cached = BufferCache.find(Record);
+  if (Cached != BufferCache.end())
+    return Cached->second;
+  // A cycle through a field (a module holding itself) adds nothing.
+  BufferCache[Record] = Buffers::No;
+
+  auto Merge = [](Buffers A, Buffers B) {
+    if (A == Buffers::Yes || B == Buffers::Yes)
+      return Buffers::Yes;
+    if (A == Buffers::Unknown || B == Buffers::Unknown)
+      return Buffers::Unknown;
+    return Buffers::No;
+  };
+
+  std::string Name = qualifiedName(Record);
+  Buffers Result = Buffers::Unknown;
+  if (StringRef(Name).starts_with("torch::nn::")) {
+    StringRef Short = StringRef(Name).drop_front(strlen("torch::nn::"));
+    Short.consume_back("Impl");
+    if (Short == "ModuleHolder") {
+      const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(Record);
+      Result = Spec && Spec->getTemplateArgs().size() > 0
+                   ? buffersOf(Spec->getTemplateArgs()[0].getAsType())
+                   : Buffers::Unknown;
+    } else if (Short == "Module" || Short == "Cloneable") {
+      Result = Buffers::No;
+    } else if (startsWithAny(Short, {"BatchNorm", "InstanceNorm"})) {
+      Result = Buffers::Yes;
+    } else if (startsWithAny(Short,
+                             {"Linear", "Bilinear", "Conv", "ReLU", "LeakyReLU",
+                              "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU",
+                              "PReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+                              "Softplus", "Dropout", "AlphaDropout",
+                              "FeatureAlphaDropout", "Embedding", "LSTM", "GRU",
+                              "RNN", "LayerNorm", "GroupNorm", "Flatten",
+                              "Unflatten", "Identity", "MaxPool", "AvgPool",
+                              "Adaptive", "Upsample", "PixelShuffle", "Hardtanh",
+                              "Threshold", "ZeroPad", "ReflectionPad",
+                              "ReplicationPad", "ConstantPad", "Fold", "Unfold",
+                              "LocalResponseNorm", "CosineSimilarity",
+                              "PairwiseDistance"})) {
+      Result = Buffers::No;
+    }
+    BufferCache[Record] = Result;
+    return Result;
+  }
+  if (!Record->hasDefinition()) {
+    BufferCache[Record] = Buffers::Unknown;
+    return Buffers::Unknown;
+  }
+  Record = Record->getDefinition();
+  Result = Buffers::No;
+  for (const CXXBaseSpecifier &Base : Record->bases())
+    Result = Merge(Result, buffersOf(Base.getType()));
+  for (const FieldDecl *Field : Record->fields()) {
+    QualType Type = pointee(Field->getType());
+    const CXXRecordDecl *FieldRecord = Type->getAsCXXRecordDecl();
+    if (!FieldRecord)
+      continue;
+    std::string FieldName = qualifiedName(FieldRecord);
+    if (StringRef(FieldName).starts_with("std::")) {
+      // Containers of modules: look at their element types.
+      if (const auto *Spec =
+              dyn_cast<ClassTemplateSpecializationDecl>(FieldRecord))
+        for (const TemplateArgument &Arg : Spec->getTemplateArgs().asArray())
+          if (Arg.getKind() == TemplateArgument::Type &&
+              pointee(Arg.getAsType())->getAsCXXRecordDecl())
+            Result = Merge(Result, buffersOf(Arg.getAsType()));
+      continue;
+    }
+    if (StringRef(FieldName).starts_with("at::") ||
+        StringRef(FieldName).starts_with("c10::"))
+      continue; // Tensors become buffers only through register_buffer.
+    Result = Merge(Result, buffersOf(Type));
+  }
+  for (const Decl *Member : Record->decls()) {
+    const auto *Method = dyn_cast<CXXMethodDecl>(Member);
+    if (const auto *Template = dyn_cast<FunctionTemplateDecl>(Member))
+      Method = dyn_cast<CXXMethodDecl>(Template->getTemplatedDecl());
+    if (!Method)
+      continue;
+    forEachStmt(Method->getBody(), [&](const Stmt *S) {
+      const auto *Call = dyn_cast<CallExpr>(S);
+      const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+      if (!Callee || !Callee->getIdentifier())
+        return;
+      if (Callee->getName() == "register_buffer")
+        Result = Buffers::Yes;
+      else if (Callee->getName() == "register_module" && Call->getNumArgs() == 2)
+        Result = Merge(Result, buffersOf(Call->getArg(1)->getType()));
+    });
+  }
+  BufferCache[Record] = Result;
+  return Result;
+}
+
+DDPObjects::Buffers DDPObjects::buffersOf(QualType ModuleType) {
+  if (ModuleType.isNull())
+    return Buffers::Unknown;
+  QualType Type = pointee(ModuleType);
+  if (Type->isDependentType())
+    return Buffers::Unknown;
+  const CXXRecordDecl *Record = Type->getAsCXXRecordDecl();
+  return Record ? buffersOfRecord(Record) : Buffers::Unknown;
+}
+
+bool DDPObjects::moduleHasBuffers(const Construction &C) {
+  if (AssumeModulesHaveBuffers)
+    return true;
+  const WrapperRule &Rule = *C.Rule;
+  QualType Module;
+  if (Rule.ModuleTemplateArgument) {
+    const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+        pointee(C.Object->getType())->getAsCXXRecordDecl());
+    if (Spec && *Rule.ModuleTemplateArgument < Spec->getTemplateArgs().size() &&
+        Spec->getTemplateArgs()[*Rule.ModuleTemplateArgument].getKind() ==
+            TemplateArgument::Type)
+      Module = Spec->getTemplateArgs()[*Rule.ModuleTemplateArgument].getAsType();
+  } else if (Rule.ModuleConstructorArgument) {
+    if (*Rule.ModuleConstructorArgument < C.Args.size())
+      Module = C.Args[*Rule.ModuleConstructorArgument]->getType();
+  } else if (const CXXRecordDecl *Wrapper =
+                 pointee(C.Object->getType())->getAsCXXRecordDecl()) {
+    if (Wrapper->hasDefinition())
+      for (const FieldDecl *Field : Wrapper->getDefinition()->fields())
+        if (Field->getIdentifier() && Field->getName() == Rule.ModuleField)
+          Module = Field->getType();
+  }
+  return buffersOf(Module) != Buffers::No;
+}
+
+const Construction &DDPObjects::construction(const ValueDecl *Object) {
+  std::unique_ptr<Construction> &Slot = Constructions[Object];
+  if (Slot)
+    return *Slot;
+  Slot = std::make_unique<Construction>();
+  Construction &C = *Slot;
+  C.Object = Object;
+  C.Rule = ruleFor(Object->getType());
+  assert(C.Rule && "not a DDP object");
+  findConstructionExpr(C);
+  evaluateBroadcast(C);
+  C.HasBuffers = moduleHasBuffers(C);
+  return C;
+}
+
+} // namespace clangfe
+} // namespace ddpguard

@@ -1,0 +1,128 @@
+//===- DDPObjects.h - DDP wrappers, objects and their construction --------===//
+//
+// Reads the C++ side of the model: which types are DDP wrappers (from the
+// rules), which object an expression names, how each object was constructed
+// (is broadcast_buffers on?) and whether its wrapped module has buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_FRONTEND_DDPOBJECTS_H
+#define DDPGUARD_FRONTEND_DDPOBJECTS_H
+
+#include "Rules/RuleSet.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include <functional>
+#include <optional>
+
+namespace ddpguard {
+namespace clangfe {
+
+/// Strips implicit nodes, parentheses and copies/moves of temporaries.
+const clang::Expr *skipImplicit(const clang::Expr *E);
+
+/// Source text of a node, as written.
+llvm::StringRef sourceText(clang::SourceRange Range,
+                           const clang::ASTContext &Context);
+
+/// The qualified name of a class, naming the template for specializations
+/// and leaving out inline namespaces (libc++'s std::__1).
+std::string qualifiedName(const clang::CXXRecordDecl *Record);
+
+/// Calls Visit on Root and every statement below it, lambda bodies excluded.
+void forEachStmt(const clang::Stmt *Root,
+                 const std::function<void(const clang::Stmt *)> &Visit);
+
+/// A call that runs one forward (or one fused forward) on a DDP object.
+struct ForwardCall {
+  const clang::Expr *Call = nullptr;
+  /// The expression that denotes the DDP object (e.g. `model`, `*p`).
+  const clang::Expr *ObjectExpr = nullptr;
+  /// The named object, or null for a temporary.
+  const clang::ValueDecl *Object = nullptr;
+  const WrapperRule *Rule = nullptr;
+  bool IsFused = false;
+  /// Called as `p->forward(x)`.
+  bool ThroughArrow = false;
+  llvm::SmallVector<const clang::Expr *, 2> Args;
+};
+
+enum class BroadcastState {
+  /// Nothing sets it: the rule's default.
+  Default,
+  SetTrue,
+  SetFalse,
+  /// Set by something we cannot evaluate, or constructed out of sight.
+  Unknown,
+};
+
+/// How a DDP object was constructed.
+struct Construction {
+  const WrapperRule *Rule = nullptr;
+  const clang::ValueDecl *Object = nullptr;
+  /// The constructing expression: a CXXConstructExpr or a make_shared call.
+  const clang::Expr *Expr = nullptr;
+  llvm::SmallVector<const clang::Expr *, 4> Args;
+  /// For a local: its declaration statement.
+  const clang::DeclStmt *DeclStatement = nullptr;
+  BroadcastState Broadcast = BroadcastState::Unknown;
+  /// The expression whose value sets broadcast_buffers (setter argument,
+  /// constructor argument or assigned value), if any.
+  const clang::Expr *Setting = nullptr;
+  /// OptionBuilder: the options argument and, when it names a variable, the
+  /// variable.
+  const clang::Expr *Options = nullptr;
+  const clang::VarDecl *OptionsVar = nullptr;
+  bool HasBuffers = true;
+
+  bool broadcasts() const {
+    return Broadcast != BroadcastState::SetFalse &&
+           !(Broadcast == BroadcastState::Default && !Rule->Broadcast.Default);
+  }
+};
+
+class DDPObjects {
+public:
+  DDPObjects(clang::ASTContext &Context, const RuleSet &Rules,
+             bool AssumeModulesHaveBuffers)
+      : Context(Context), Rules(Rules),
+        AssumeModulesHaveBuffers(AssumeModulesHaveBuffers) {}
+
+  /// The rule for a DDP wrapper type, looking through references, pointers
+  /// and smart pointers.
+  const WrapperRule *ruleFor(clang::QualType Type);
+  /// The object an expression of DDP type names, or null.
+  const clang::ValueDecl *objectOf(const clang::Expr *E);
+  /// S is a forward on a DDP object.
+  std::optional<ForwardCall> matchForward(const clang::Stmt *S);
+  const Construction &construction(const clang::ValueDecl *Object);
+
+  clang::ASTContext &context() const { return Context; }
+  const RuleSet &rules() const { return Rules; }
+
+private:
+  enum class Buffers { No, Yes, Unknown };
+  Buffers buffersOf(clang::QualType ModuleType);
+  Buffers buffersOfRecord(const clang::CXXRecordDecl *Record);
+  void findConstructionExpr(Construction &C);
+  void evaluateBroadcast(Construction &C);
+  void evaluateOptions(Construction &C, const clang::Expr *Options);
+  bool moduleHasBuffers(const Construction &C);
+  std::optional<bool> evaluateBool(const clang::Expr *E);
+
+  clang::ASTContext &Context;
+  const RuleSet &Rules;
+  bool AssumeModulesHaveBuffers;
+  llvm::DenseMap<const clang::Type *, const WrapperRule *> RuleCache;
+  llvm::DenseMap<const clang::CXXRecordDecl *, Buffers> BufferCache;
+  llvm::DenseMap<const clang::ValueDecl *, std::unique_ptr<Construction>>
+      Constructions;
+};
+
+} // namespace clangfe
+} // namespace ddpguard
+
+#endif

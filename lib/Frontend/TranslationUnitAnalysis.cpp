@@ -1,0 +1,270 @@
+//===- TranslationUnitAnalysis.cpp ----------------------------------------===//
+
+#include "TranslationUnitAnalysis.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
+
+using namespace clang;
+using namespace ddpguard::model;
+
+namespace ddpguard {
+namespace clangfe {
+
+TranslationUnitAnalysis::TranslationUnitAnalysis(ASTContext &Context,
+                                                 const RuleSet &Rules,
+                                                 bool AssumeModulesHaveBuffers)
+    : Context(Context), Objects(Context, Rules, AssumeModulesHaveBuffers) {}
+
+void TranslationUnitAnalysis::addCandidate(const FunctionDecl *Function) {
+  Candidates.push_back(Function);
+}
+
+static bool isBackwardCall(const CallExpr *Call) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  if (!Callee || !Callee->getIdentifier())
+    return false;
+  if (isa<CXXMemberCallExpr>(Call))
+    return Callee->getName() == "backward";
+  std::string Name = Callee->getQualifiedNameAsString();
+  return Name == "torch::autograd::backward" || Name == "torch::autograd::grad";
+}
+
+const TranslationUnitAnalysis::ScanInfo &
+TranslationUnitAnalysis::scan(const FunctionDecl *Function) {
+  auto [It, Inserted] = Scans.try_emplace(Function);
+  if (!Inserted)
+    return It->second;
+  ScanInfo Info;
+  const SourceManager &SM = Context.getSourceManager();
+  forEachStmt(Function->getBody(), [&](const Stmt *S) {
+    if (std::optional<ForwardCall> Forward = Objects.matchForward(S)) {
+      Info.DirectForward |= Forward->Object != nullptr;
+      return;
+    }
+    if (const auto *Call = dyn_cast<CallExpr>(S)) {
+      Info.DirectBackward |= isBackwardCall(Call);
+      if (const FunctionDecl *Callee = visibleCallee(Call, SM))
+        Info.Callees.push_back(Callee);
+    }
+  });
+  Scans[Function] = std::move(Info);
+  return Scans[Function];
+}
+
+bool TranslationUnitAnalysis::forwardsTransitively(const FunctionDecl *Function) {
+  auto [It, Inserted] = Forwards.try_emplace(Function, false);
+  if (!Inserted)
+    return It->second;
+  ScanInfo Info = scan(Function);
+  bool Result = Info.DirectForward;
+  for (const FunctionDecl *Callee : Info.Callees)
+    Result = Result || forwardsTransitively(Callee);
+  Forwards[Function] = Result;
+  return Result;
+}
+
+bool TranslationUnitAnalysis::needsSummary(const FunctionDecl *Function) {
+  auto [It, Inserted] = NeedsSummary.try_emplace(Function, false);
+  if (!Inserted)
+    return It->second;
+  ScanInfo Info = scan(Function);
+  bool Result = Info.DirectBackward || forwardsTransitively(Function);
+  for (const FunctionDecl *Callee : Info.Callees)
+    Result = Result || needsSummary(Callee);
+  NeedsSummary[Function] = Result;
+  return Result;
+}
+
+const TranslationUnitAnalysis::Analysed &
+TranslationUnitAnalysis::analyse(const FunctionDecl *Function) {
+  std::unique_ptr<Analysed> &Slot = Analyses[Function];
+  if (!Slot) {
+    InProgress.insert(Function);
+    auto A = std::make_unique<Analysed>();
+    A->Translation = translateFunction(Function, Objects, *this);
+    A->Result = analyzeHazards(A->Translation.Graph);
+    InProgress.erase(Function);
+    Analyses[Function] = std::move(A);
+  }
+  return *Analyses[Function];
+}
+
+const Summary *TranslationUnitAnalysis::summaryFor(const FunctionDecl *Callee) {
+  if (InProgress.contains(Callee) || !needsSummary(Callee))
+    return nullptr;
+  std::unique_ptr<Summary> &Slot = Summaries[Callee];
+  if (!Slot) {
+    const Analysed &A = analyse(Callee);
+    Summaries[Callee] = std::make_unique<Summary>(summarise(A));
+  }
+  return Summaries[Callee].get();
+}
+
+static SourceLocation innermost(const Site &S) {
+  return S.Via ? S.Inner : S.Call->getBeginLoc();
+}
+
+Summary TranslationUnitAnalysis::summarise(const Analysed &A) {
+  const TranslatedFunction &T = A.Translation;
+  const FunctionDecl *Function = T.Function;
+  Summary Sum;
+  if (T.Failed)
+    return Sum;
+  llvm::DenseMap<OriginId, unsigned> EffectOfOrigin;
+  llvm::DenseMap<SiteId, const BackwardUse *> Backwards;
+  for (const BackwardUse &Use : A.Result.Backwards)
+    Backwards[Use.Site] = &Use;
+
+  for (unsigned B : T.Order) {
+    for (const Event &E : T.Graph.blocks()[B].Events) {
+      if (E.EventKind == Event::Kind::Forward) {
+        const ValueDecl *Object = T.Objects[E.Object];
+        Summary::Effect Effect;
+        Effect.Loc = innermost(T.Sites[E.Site]);
+        Effect.GradEnabled = E.GradEnabled;
+        Effect.Repeats = T.InLoop[B] || T.Sites[E.Site].Repeats;
+        Effect.Returned = A.Result.ReturnedOrigins.test(E.Origin);
+        Effect.Object = Object;
+        if (const auto *Param = dyn_cast<ParmVarDecl>(Object)) {
+          auto Params = Function->parameters();
+          auto Found = llvm::find(Params, Param);
+          if (Found == Params.end())
+            continue;
+          Effect.Kind = Summary::ObjectKind::Parameter;
+          Effect.Parameter = Found - Params.begin();
+        } else if (isa<FieldDecl>(Object)) {
+          Effect.Kind = Summary::ObjectKind::Member;
+        } else if (const auto *Var = dyn_cast<VarDecl>(Object)) {
+          // The helper's own locals are invisible to its callers.
+          if (Var->isLocalVarDecl() && Var->getDeclContext() == Function)
+            continue;
+          Effect.Kind = Summary::ObjectKind::Variable;
+        }
+        EffectOfOrigin[E.Origin] = Sum.Effects.size();
+        Sum.Effects.push_back(Effect);
+      } else if (E.EventKind == Event::Kind::Backward) {
+        auto Use = Backwards.find(E.Site);
+        if (Use == Backwards.end())
+          continue;
+        Summary::Effect Effect;
+        Effect.IsForward = false;
+        Effect.Loc = innermost(T.Sites[E.Site]);
+        Effect.RetainGraph = E.RetainGraph;
+        Effect.ThroughUnknown = Use->second->ThroughUnknown;
+        for (unsigned P = 0; P < T.ParameterOrigins.size(); ++P)
+          if (Use->second->Origins.test(T.ParameterOrigins[P]))
+            Effect.ParameterRoots.push_back(P);
+        for (int O : Use->second->Origins.set_bits()) {
+          auto Forward = EffectOfOrigin.find(O);
+          if (Forward != EffectOfOrigin.end())
+            Effect.ForwardRoots.push_back(Forward->second);
+        }
+        Sum.Effects.push_back(Effect);
+      }
+    }
+  }
+  // Forward outputs stored into containers passed by reference.
+  if (!A.Result.ExitProvenance.empty())
+    for (unsigned P = 0; P < Function->getNumParams(); ++P) {
+      QualType Type = Function->getParamDecl(P)->getType();
+      if (!Type->isLValueReferenceType() ||
+          Type.getNonReferenceType().isConstQualified())
+        continue;
+      for (ValueId V = 0; V < T.ValueDecls.size(); ++V) {
+        if (T.ValueDecls[V] != Function->getParamDecl(P))
+          continue;
+        for (int O : A.Result.ExitProvenance[V].set_bits()) {
+          auto Forward = EffectOfOrigin.find(O);
+          if (Forward != EffectOfOrigin.end())
+            Sum.StoredOutputs.push_back({P, Forward->second});
+        }
+      }
+    }
+  return Sum;
+}
+
+const Stmt *TranslationUnitAnalysis::commonLoop(const FunctionDecl *Function,
+                                                SourceLocation A,
+                                                SourceLocation B) {
+  const SourceManager &SM = Context.getSourceManager();
+  const Stmt *Best = nullptr;
+  auto Contains = [&](SourceRange Range, SourceLocation L) {
+    return !SM.isBeforeInTranslationUnit(L, Range.getBegin()) &&
+           !SM.isBeforeInTranslationUnit(Range.getEnd(), L);
+  };
+  forEachStmt(Function->getBody(), [&](const Stmt *S) {
+    if (!isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S))
+      return;
+    if (Contains(S->getSourceRange(), A) && Contains(S->getSourceRange(), B))
+      Best = S; // Visited outside-in, so the last one is the innermost.
+  });
+  return Best;
+}
+
+void TranslationUnitAnalysis::report(const Analysed &A,
+                                     std::vector<Finding> &Findings) {
+  const TranslatedFunction &T = A.Translation;
+  const SourceManager &SM = Context.getSourceManager();
+  llvm::DenseMap<const Expr *, size_t> BySecond;
+  for (const Hazard &H : A.Result.Hazards) {
+    const Event &First = T.Graph.forwardOf(H.FirstForward);
+    const Event &Second = T.Graph.forwardOf(H.SecondForward);
+    Finding F;
+    F.Function = T.Function;
+    F.Object = T.Objects[Second.Object];
+    F.Second = T.Sites[Second.Site];
+    F.First = T.Sites[First.Site];
+    F.Backward = T.Sites[H.Backward];
+    // All three inside one helper call: reported in the helper itself.
+    if (F.Second.Via && F.Second.Call == F.First.Call &&
+        F.Second.Call == F.Backward.Call)
+      continue;
+    SourceLocation FirstLoc = F.First.Call->getBeginLoc();
+    SourceLocation SecondLoc = F.Second.Call->getBeginLoc();
+    if (F.First.Call == F.Second.Call ||
+        SM.isBeforeInTranslationUnit(SecondLoc, FirstLoc))
+      F.Loop = commonLoop(T.Function, FirstLoc, SecondLoc);
+
+    auto [It, Inserted] = BySecond.try_emplace(F.Second.Call, Findings.size());
+    if (Inserted) {
+      Findings.push_back(F);
+      continue;
+    }
+    // Prefer the earliest first forward as the one to name.
+    Finding &Existing = Findings[It->second];
+    if (SM.isBeforeInTranslationUnit(FirstLoc,
+                                     Existing.First.Call->getBeginLoc()))
+      Existing = F;
+  }
+}
+
+std::vector<Finding> TranslationUnitAnalysis::run() {
+  std::vector<Finding> Findings;
+  llvm::DenseSet<const FunctionDecl *> Done;
+  std::vector<const FunctionDecl *> Work = Candidates;
+  // Lambda bodies are functions of their own.
+  for (const FunctionDecl *Function : Candidates)
+    forEachStmt(Function->getBody(), [&](const Stmt *S) {
+      if (const auto *Lambda = dyn_cast<LambdaExpr>(S))
+        if (const CXXMethodDecl *Call = Lambda->getCallOperator())
+          if (Call->getBody() && !Call->isDependentContext())
+            Work.push_back(Call);
+    });
+  for (const FunctionDecl *Function : Work) {
+    if (!Done.insert(Function).second || !forwardsTransitively(Function))
+      continue;
+    const Analysed &A = analyse(Function);
+    if (!A.Translation.Failed)
+      report(A, Findings);
+  }
+  const SourceManager &SM = Context.getSourceManager();
+  llvm::stable_sort(Findings, [&](const Finding &A, const Finding &B) {
+    return SM.isBeforeInTranslationUnit(A.Second.Call->getBeginLoc(),
+                                        B.Second.Call->getBeginLoc());
+  });
+  return Findings;
+}
+
+} // namespace clangfe
+} // namespace ddpguard

@@ -1,0 +1,82 @@
+//===- TranslationUnitAnalysis.h - Findings for one translation unit ------===//
+//
+// Finds the functions that forward on a DDP object (directly or through
+// helpers), summarises helpers lazily, runs the hazard analysis on each such
+// function and reports each second forward once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_FRONTEND_TRANSLATIONUNITANALYSIS_H
+#define DDPGUARD_FRONTEND_TRANSLATIONUNITANALYSIS_H
+
+#include "ClangFrontend.h"
+#include "Model/HazardAnalysis.h"
+#include "llvm/ADT/DenseSet.h"
+#include <memory>
+
+namespace ddpguard {
+namespace clangfe {
+
+struct Finding {
+  const clang::FunctionDecl *Function = nullptr;
+  const clang::ValueDecl *Object = nullptr;
+  /// The forward that broadcasts, the earlier forward whose saved buffers it
+  /// overwrites, and the backward that will fail.
+  Site Second;
+  Site First;
+  Site Backward;
+  /// Set when the two forwards are different iterations of this loop.
+  const clang::Stmt *Loop = nullptr;
+};
+
+class TranslationUnitAnalysis : public SummaryProvider {
+public:
+  TranslationUnitAnalysis(clang::ASTContext &Context, const RuleSet &Rules,
+                          bool AssumeModulesHaveBuffers);
+
+  /// A function definition outside system headers that may need analysis.
+  void addCandidate(const clang::FunctionDecl *Function);
+  /// Findings sorted by the second forward's location.
+  std::vector<Finding> run();
+
+  const Summary *summaryFor(const clang::FunctionDecl *Callee) override;
+  DDPObjects &objects() { return Objects; }
+
+private:
+  struct ScanInfo {
+    bool DirectForward = false;
+    bool DirectBackward = false;
+    llvm::SmallVector<const clang::FunctionDecl *, 4> Callees;
+  };
+  struct Analysed {
+    TranslatedFunction Translation;
+    model::AnalysisResult Result;
+  };
+
+  const ScanInfo &scan(const clang::FunctionDecl *Function);
+  bool forwardsTransitively(const clang::FunctionDecl *Function);
+  bool needsSummary(const clang::FunctionDecl *Function);
+  const Analysed &analyse(const clang::FunctionDecl *Function);
+  Summary summarise(const Analysed &A);
+  void report(const Analysed &A, std::vector<Finding> &Findings);
+  const clang::Stmt *commonLoop(const clang::FunctionDecl *Function,
+                                clang::SourceLocation A,
+                                clang::SourceLocation B);
+
+  clang::ASTContext &Context;
+  DDPObjects Objects;
+  std::vector<const clang::FunctionDecl *> Candidates;
+  llvm::DenseMap<const clang::FunctionDecl *, ScanInfo> Scans;
+  llvm::DenseMap<const clang::FunctionDecl *, bool> Forwards;
+  llvm::DenseMap<const clang::FunctionDecl *, bool> NeedsSummary;
+  llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<Analysed>>
+      Analyses;
+  llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<Summary>>
+      Summaries;
+  llvm::DenseSet<const clang::FunctionDecl *> InProgress;
+};
+
+} // namespace clangfe
+} // namespace ddpguard
+
+#endif

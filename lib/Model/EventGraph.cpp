@@ -1,0 +1,89 @@
+//===- EventGraph.cpp -----------------------------------------------------===//
+
+#include "EventGraph.h"
+#include <cassert>
+
+namespace ddpguard {
+namespace model {
+
+Event Event::forward(SiteId Site, ObjectId Object, bool GradEnabled,
+                     ValueId Output, llvm::ArrayRef<ValueId> Inputs) {
+  Event E{Kind::Forward};
+  E.Site = Site;
+  E.Object = Object;
+  E.GradEnabled = GradEnabled;
+  E.Target = Output;
+  E.Sources.assign(Inputs.begin(), Inputs.end());
+  return E;
+}
+
+Event Event::backward(SiteId Site, llvm::ArrayRef<ValueId> Roots,
+                      bool RetainGraph) {
+  Event E{Kind::Backward};
+  E.Site = Site;
+  E.RetainGraph = RetainGraph;
+  E.Sources.assign(Roots.begin(), Roots.end());
+  return E;
+}
+
+Event Event::derive(ValueId Target, llvm::ArrayRef<ValueId> Sources,
+                    bool Strong) {
+  Event E{Kind::Derive};
+  E.Target = Target;
+  E.Strong = Strong;
+  E.Sources.assign(Sources.begin(), Sources.end());
+  return E;
+}
+
+Event Event::ret(SiteId Site, llvm::ArrayRef<ValueId> Sources) {
+  Event E{Kind::Return};
+  E.Site = Site;
+  E.Sources.assign(Sources.begin(), Sources.end());
+  return E;
+}
+
+EventGraph::EventGraph() : UnknownValue(addValue()) {}
+
+ValueId EventGraph::addInputValue(OriginId &Origin) {
+  Origin = NumOrigins++;
+  ForwardOfOrigin.push_back({~0u, ~0u});
+  ValueId V = addValue();
+  Inputs.push_back({V, Origin});
+  return V;
+}
+
+ObjectId EventGraph::addObject(ObjectInfo Info) {
+  Objects.push_back(std::move(Info));
+  return Objects.size() - 1;
+}
+
+unsigned EventGraph::addBlock() {
+  Blocks.emplace_back();
+  return Blocks.size() - 1;
+}
+
+void EventGraph::addEdge(unsigned From, unsigned To) {
+  Blocks[From].Successors.push_back(To);
+}
+
+void EventGraph::append(unsigned B, Event E) {
+  assert(B < Blocks.size() && "no such block");
+  if (E.EventKind == Event::Kind::Forward) {
+    E.Origin = NumOrigins++;
+    ForwardOfOrigin.push_back({B, static_cast<unsigned>(Blocks[B].Events.size())});
+  }
+  Blocks[B].Events.push_back(std::move(E));
+}
+
+bool EventGraph::isForwardOrigin(OriginId O) const {
+  return O < ForwardOfOrigin.size() && ForwardOfOrigin[O].first != ~0u;
+}
+
+const Event &EventGraph::forwardOf(OriginId O) const {
+  assert(isForwardOrigin(O) && "origin of an input");
+  auto [B, I] = ForwardOfOrigin[O];
+  return Blocks[B].Events[I];
+}
+
+} // namespace model
+} // namespace ddpguard

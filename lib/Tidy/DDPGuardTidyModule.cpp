@@ -1,0 +1,27 @@
+//===- DDPGuardTidyModule.cpp - Registers the ddpguard checks -------------===//
+
+#include "MultipleForwardBeforeBackwardCheck.h"
+#include "clang-tidy/ClangTidyModule.h"
+#include "clang-tidy/ClangTidyModuleRegistry.h"
+
+namespace ddpguard {
+namespace tidy {
+
+class DDPGuardModule : public clang::tidy::ClangTidyModule {
+public:
+  void addCheckFactories(
+      clang::tidy::ClangTidyCheckFactories &CheckFactories) override {
+    CheckFactories.registerCheck<MultipleForwardBeforeBackwardCheck>(
+        "ddp-multiple-forward-before-backward");
+  }
+};
+
+} // namespace tidy
+} // namespace ddpguard
+
+static clang::tidy::ClangTidyModuleRegistry::Add<ddpguard::tidy::DDPGuardModule>
+    X("ddpguard-module", "Checks for DDP buffer-broadcast hazards.");
+
+// Referenced by tools that link the module statically, so the registration
+// above is not dropped by the linker.
+volatile int DDPGuardModuleAnchorSource = 0;

@@ -1,0 +1,172 @@
+//===- MultipleForwardBeforeBackwardCheck.cpp -----------------------------===//
+
+#include "MultipleForwardBeforeBackwardCheck.h"
+#include "Fix/Fixes.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+using namespace ddpguard::clangfe;
+
+namespace ddpguard {
+namespace tidy {
+
+MultipleForwardBeforeBackwardCheck::MultipleForwardBeforeBackwardCheck(
+    StringRef Name, clang::tidy::ClangTidyContext *Context)
+    : ClangTidyCheck(Name, Context), RuleFiles(Options.get("RuleFiles", "")),
+      FixMode(Options.get("FixMode", "broadcast")),
+      AssumeModulesHaveBuffers(Options.get("AssumeModulesHaveBuffers", false)),
+      Rules(RuleSet::builtin()) {
+  llvm::SmallVector<StringRef, 4> Files;
+  StringRef(RuleFiles).split(Files, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef File : Files)
+    if (llvm::Error Err = Rules.addFile(File.trim()))
+      configurationDiag("%0") << llvm::toString(std::move(Err));
+  if (FixMode != "broadcast" && FixMode != "fuse")
+    configurationDiag("invalid FixMode '%0': expected 'broadcast' or 'fuse'")
+        << FixMode;
+}
+
+void MultipleForwardBeforeBackwardCheck::storeOptions(
+    clang::tidy::ClangTidyOptions::OptionMap &Opts) {
+  Options.store(Opts, "RuleFiles", RuleFiles);
+  Options.store(Opts, "FixMode", FixMode);
+  Options.store(Opts, "AssumeModulesHaveBuffers", AssumeModulesHaveBuffers);
+}
+
+void MultipleForwardBeforeBackwardCheck::registerMatchers(MatchFinder *Finder) {
+  // Only function definitions outside system headers are candidates; the
+  // analysis decides lazily which of them touch a DDP object.
+  Finder->addMatcher(functionDecl(isDefinition(),
+                                  unless(isExpansionInSystemHeader()),
+                                  unless(isImplicit()))
+                         .bind("function"),
+                     this);
+}
+
+void MultipleForwardBeforeBackwardCheck::check(
+    const MatchFinder::MatchResult &Result) {
+  const auto *Function = Result.Nodes.getNodeAs<FunctionDecl>("function");
+  if (!Analysis) {
+    Context = Result.Context;
+    Analysis = std::make_unique<TranslationUnitAnalysis>(
+        *Result.Context, Rules, AssumeModulesHaveBuffers);
+  }
+  if (Function->hasBody() && !Function->isDependentContext())
+    Analysis->addCandidate(Function);
+}
+
+void MultipleForwardBeforeBackwardCheck::onEndOfTranslationUnit() {
+  if (!Analysis)
+    return;
+  for (const Finding &F : Analysis->run())
+    report(F);
+  Analysis.reset();
+  BroadcastFixed.clear();
+  FuseFixed.clear();
+}
+
+static SourceLocation locationOf(const Site &S) {
+  return S.Call->getBeginLoc();
+}
+
+void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
+  const SourceManager &SM = Context->getSourceManager();
+  const Construction &C = Analysis->objects().construction(F.Object);
+  std::string Name = F.Object->getNameAsString();
+
+  fix::FixOutcome Broadcast = fix::makeBroadcastFix(C, *Context);
+  fix::FixOutcome Fuse = fix::makeFuseFix(F, Analysis->objects(), *Context);
+  // One fix per construction and per fused run, whatever number of warnings.
+  if (Broadcast.applies() && !BroadcastFixed.insert(F.Object).second)
+    Broadcast.Hints.clear();
+  if (Fuse.applies() && !FuseFixed.insert(F.First.Call).second)
+    Fuse.Hints.clear();
+  bool FuseFirst = FixMode == "fuse";
+
+  {
+    auto Warning =
+        diag(locationOf(F.Second),
+             "forward call on DDP-wrapped '%0' before the backward of the "
+             "forward at line %1: DDP broadcasts buffers before every forward "
+             "and overwrites the buffers that forward saved for backward")
+        << Name << SM.getPresumedLineNumber(locationOf(F.First));
+    for (const FixItHint &Hint : FuseFirst ? Fuse.Hints : Broadcast.Hints)
+      Warning << Hint;
+  }
+  if (F.Second.Via)
+    diag(F.Second.Inner, "the forward runs inside '%0' here",
+         DiagnosticIDs::Note)
+        << F.Second.Via->getNameAsString();
+
+  if (F.Loop)
+    diag(locationOf(F.First),
+         "the forwards happen in different iterations of the loop at line %0",
+         DiagnosticIDs::Note)
+        << SM.getPresumedLineNumber(F.Loop->getBeginLoc());
+  else
+    diag(locationOf(F.First),
+         "earlier forward on '%0' is here; its saved buffers are overwritten",
+         DiagnosticIDs::Note)
+        << Name;
+  if (F.First.Via && (F.First.Call != F.Second.Call || !F.Second.Via))
+    diag(F.First.Inner, "the forward runs inside '%0' here", DiagnosticIDs::Note)
+        << F.First.Via->getNameAsString();
+
+  diag(locationOf(F.Backward), "the backward that fails is here",
+       DiagnosticIDs::Note);
+  if (F.Backward.Via)
+    diag(F.Backward.Inner, "the backward runs inside '%0' here",
+         DiagnosticIDs::Note)
+        << F.Backward.Via->getNameAsString();
+
+  switch (C.Broadcast) {
+  case BroadcastState::SetTrue:
+    diag(C.Setting->getBeginLoc(), "'broadcast_buffers' is set to true here",
+         DiagnosticIDs::Note);
+    break;
+  case BroadcastState::Default:
+    diag(C.Expr ? C.Expr->getBeginLoc() : F.Object->getLocation(),
+         "'broadcast_buffers' is true by default in this construction of '%0'",
+         DiagnosticIDs::Note)
+        << Name;
+    break;
+  case BroadcastState::Unknown:
+  case BroadcastState::SetFalse:
+    diag(C.Setting ? C.Setting->getBeginLoc() : F.Object->getLocation(),
+         C.Setting ? "'broadcast_buffers' is set here to a value not known at "
+                     "compile time; assuming true"
+                   : "'%0' is constructed out of sight; assuming "
+                     "'broadcast_buffers' is true, the default",
+         DiagnosticIDs::Note)
+        << Name;
+    break;
+  }
+
+  const fix::FixOutcome &Alternative = FuseFirst ? Broadcast : Fuse;
+  const fix::FixOutcome &Primary = FuseFirst ? Fuse : Broadcast;
+  if (!Primary.applies() && !Primary.Reason.empty())
+    diag(locationOf(F.Second), FuseFirst ? "cannot fuse the forwards: %0"
+                                         : "cannot set 'broadcast_buffers' "
+                                           "to false automatically: %0",
+         DiagnosticIDs::Note)
+        << Primary.Reason;
+  if (Alternative.applies()) {
+    auto Note = diag(locationOf(F.Second),
+                     FuseFirst ? "or set 'broadcast_buffers' to false"
+                               : "or fuse the forwards into one call",
+                     DiagnosticIDs::Note);
+    for (const FixItHint &Hint : Alternative.Hints)
+      Note << Hint;
+  } else if (!Alternative.Reason.empty()) {
+    diag(locationOf(F.Second), FuseFirst ? "cannot set 'broadcast_buffers' to "
+                                           "false automatically: %0"
+                                         : "cannot fuse the forwards: %0",
+         DiagnosticIDs::Note)
+        << Alternative.Reason;
+  }
+}
+
+} // namespace tidy
+} // namespace ddpguard

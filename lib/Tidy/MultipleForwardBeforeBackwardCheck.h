@@ -1,0 +1,57 @@
+//===- MultipleForwardBeforeBackwardCheck.h - clang-tidy adapter ----------===//
+//
+// ddp-multiple-forward-before-backward: a forward on a DDP-wrapped module
+// before the backward of an earlier forward on it, while DDP broadcasts
+// buffers. The check only collects candidate functions and reports; the
+// analysis lives in Frontend/ and Model/.
+//
+// Options:
+//   RuleFiles                 extra rule files, separated by ';'
+//   FixMode                   'broadcast' (default) or 'fuse': which fix the
+//                             warning carries; the other is a note's fix
+//   AssumeModulesHaveBuffers  report even when the wrapped module provably
+//                             has no buffers (default false)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_TIDY_MULTIPLEFORWARDBEFOREBACKWARDCHECK_H
+#define DDPGUARD_TIDY_MULTIPLEFORWARDBEFOREBACKWARDCHECK_H
+
+#include "Frontend/TranslationUnitAnalysis.h"
+#include "clang-tidy/ClangTidyCheck.h"
+#include "llvm/ADT/DenseSet.h"
+#include <memory>
+
+namespace ddpguard {
+namespace tidy {
+
+class MultipleForwardBeforeBackwardCheck : public clang::tidy::ClangTidyCheck {
+public:
+  MultipleForwardBeforeBackwardCheck(llvm::StringRef Name,
+                                     clang::tidy::ClangTidyContext *Context);
+  void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override;
+  bool isLanguageVersionSupported(
+      const clang::LangOptions &LangOpts) const override {
+    return LangOpts.CPlusPlus17;
+  }
+  void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
+  void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void onEndOfTranslationUnit() override;
+
+private:
+  void report(const clangfe::Finding &F);
+
+  std::string RuleFiles;
+  std::string FixMode;
+  bool AssumeModulesHaveBuffers;
+  RuleSet Rules;
+  std::unique_ptr<clangfe::TranslationUnitAnalysis> Analysis;
+  clang::ASTContext *Context = nullptr;
+  llvm::DenseSet<const clang::ValueDecl *> BroadcastFixed;
+  llvm::DenseSet<const clang::Stmt *> FuseFixed;
+};
+
+} // namespace tidy
+} // namespace ddpguard
+
+#endif
