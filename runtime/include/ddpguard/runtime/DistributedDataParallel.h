@@ -1,0 +1,303 @@
+// DistributedDataParallel for LibTorch with the semantics of PyTorch's
+// torch.nn.parallel.DistributedDataParallel (1.13), plus forward_group, an
+// optional once-per-backward buffer broadcast policy and a hazard detector for
+// "several forwards before one backward". See runtime/README.md.
+#pragma once
+
+#include <ddpguard/runtime/ProcessGroup.h>
+
+#include <ATen/core/Tensor.h>
+#include <torch/arg.h>
+#include <torch/nn/module.h>
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace ddpguard {
+
+// When buffers are broadcast from rank 0 (if broadcast_buffers is true).
+enum class BufferBroadcast {
+  // PyTorch's behaviour: before every forward that follows a grad-mode,
+  // gradient-synchronising forward (or the first forward).
+  kEveryForward,
+  // As kEveryForward, but skipped while a grad-mode forward has run since the
+  // last backward reached this module's parameters: the first forward after a
+  // backward broadcasts, later ones reuse the buffers their graphs saved.
+  kOncePerBackward,
+};
+
+// What the hazard detector does when a backward is about to traverse the graph
+// of a forward whose saved buffers a later forward's broadcast overwrote.
+enum class HazardAction { kSilent, kWarn, kThrow };
+
+struct DDPOptions {
+  // Broadcast module buffers from rank 0 before forwards (PyTorch default).
+  TORCH_ARG(bool, broadcast_buffers) = true;
+  // Search each forward's output graph for parameters that get no gradient.
+  TORCH_ARG(bool, find_unused_parameters) = false;
+  // Gradient bucket size cap in MiB (PyTorch default 25; first bucket 1 MiB).
+  TORCH_ARG(double, bucket_cap_mb) = 25.0;
+  TORCH_ARG(BufferBroadcast, buffer_broadcast) = BufferBroadcast::kEveryForward;
+  TORCH_ARG(HazardAction, hazard_detector) = HazardAction::kWarn;
+};
+
+// Where a forward was called from; filled in at the caller by default
+// arguments, so `ddp(x)` records the user's file and line.
+struct CallSite {
+  const char *file = "";
+  int line = 0;
+  const char *function = "";
+
+  // Its default arguments are evaluated where the enclosing default argument
+  // is used, i.e. at the user's call (GCC evaluates __builtin_LINE inside a
+  // braced initialiser at the declaration instead).
+  static CallSite current(const char *file = __builtin_FILE(),
+                          int line = __builtin_LINE(),
+                          const char *function = __builtin_FUNCTION()) {
+    return CallSite{file, line, function};
+  }
+};
+
+#define DDPGUARD_CALL_SITE ::ddpguard::CallSite::current()
+
+// Thrown by the hazard detector in HazardAction::kThrow mode, from the
+// backward that would otherwise fail inside autograd.
+struct HazardError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+
+class Reducer;
+class HazardDetector;
+
+// The non-template state of one DDP instance (parameters, buffers, reducer,
+// detector, PyTorch's require_* flags).
+class DDPCore {
+public:
+  DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
+          DDPOptions options);
+  ~DDPCore();
+  DDPCore(const DDPCore &) = delete;
+  DDPCore &operator=(const DDPCore &) = delete;
+
+  // PyTorch's DDP.forward before the inner module runs.
+  void pre_forward(const CallSite &site);
+  // PyTorch's DDP.forward after the inner module ran; `outputs` are the
+  // tensors found in its result.
+  void post_forward(const std::vector<at::Tensor> &outputs,
+                    const CallSite &site);
+
+  bool require_backward_grad_sync() const { return require_backward_grad_sync_; }
+  void set_require_backward_grad_sync(bool value) {
+    require_backward_grad_sync_ = value;
+  }
+  const ProcessGroupPtr &process_group() const { return process_group_; }
+  const DDPOptions &options() const { return options_; }
+  // Whether the last pre_forward broadcast the buffers (for tests and tools).
+  bool last_forward_broadcast() const { return last_forward_broadcast_; }
+
+private:
+  void sync_buffers(const CallSite &site);
+
+  torch::nn::Module &module_;
+  ProcessGroupPtr process_group_;
+  DDPOptions options_;
+  // Declared before the reducer, whose hooks call it: destroyed after it.
+  std::unique_ptr<HazardDetector> detector_;
+  std::unique_ptr<Reducer> reducer_;
+  bool require_backward_grad_sync_ = true;
+  bool require_forward_param_sync_ = true;
+  bool forward_grad_mode_ = false;
+  bool last_forward_broadcast_ = false;
+  // Shared with the reducer's autograd hooks (may run on autograd threads).
+  std::shared_ptr<std::atomic<bool>> grad_forward_since_backward_;
+};
+
+// Rethrows the current exception of forward_group's input `index`, naming it
+// and the shapes of its tensors.
+[[noreturn]] void rethrow_group_error(size_t index,
+                                      const std::vector<at::Tensor> &inputs);
+
+inline void collect_tensors(const at::Tensor &t, std::vector<at::Tensor> &out) {
+  if (t.defined())
+    out.push_back(t);
+}
+template <typename T>
+void collect_tensors(const std::vector<T> &v, std::vector<at::Tensor> &out);
+template <typename A, typename B>
+void collect_tensors(const std::pair<A, B> &p, std::vector<at::Tensor> &out);
+template <typename... Ts>
+void collect_tensors(const std::tuple<Ts...> &t, std::vector<at::Tensor> &out);
+// Anything else (scalars, strings, user structs) holds no tensor DDP tracks.
+template <typename T>
+void collect_tensors(const T &, std::vector<at::Tensor> &) {}
+
+template <typename T>
+void collect_tensors(const std::vector<T> &v, std::vector<at::Tensor> &out) {
+  for (const auto &e : v)
+    collect_tensors(e, out);
+}
+template <typename A, typename B>
+void collect_tensors(const std::pair<A, B> &p, std::vector<at::Tensor> &out) {
+  collect_tensors(p.first, out);
+  collect_tensors(p.second, out);
+}
+template <typename... Ts>
+void collect_tensors(const std::tuple<Ts...> &t, std::vector<at::Tensor> &out) {
+  std::apply([&](const auto &...e) { (collect_tensors(e, out), ...); }, t);
+}
+
+template <typename T> struct is_tuple : std::false_type {};
+template <typename... Ts> struct is_tuple<std::tuple<Ts...>> : std::true_type {};
+
+} // namespace detail
+
+template <typename Holder> class DistributedDataParallel {
+public:
+  // Checks that every rank has the same parameters (count, shapes, dtypes),
+  // then broadcasts parameters and buffers from rank 0, as PyTorch does.
+  DistributedDataParallel(Holder module, ProcessGroupPtr process_group,
+                          DDPOptions options = DDPOptions())
+      : module_(std::move(module)),
+        core_(std::make_unique<detail::DDPCore>(*module_, std::move(process_group),
+                                                std::move(options))) {}
+
+  // One forward: broadcast buffers first (when due), then module->forward.
+  template <typename A0>
+  auto forward(A0 &&a0, CallSite site = DDPGUARD_CALL_SITE) {
+    return run(site, std::forward<A0>(a0));
+  }
+  template <typename A0, typename A1>
+  auto forward(A0 &&a0, A1 &&a1, CallSite site = DDPGUARD_CALL_SITE) {
+    return run(site, std::forward<A0>(a0), std::forward<A1>(a1));
+  }
+  template <typename A0, typename A1, typename A2>
+  auto forward(A0 &&a0, A1 &&a1, A2 &&a2, CallSite site = DDPGUARD_CALL_SITE) {
+    return run(site, std::forward<A0>(a0), std::forward<A1>(a1),
+               std::forward<A2>(a2));
+  }
+  template <typename A0>
+  auto operator()(A0 &&a0, CallSite site = DDPGUARD_CALL_SITE) {
+    return run(site, std::forward<A0>(a0));
+  }
+  template <typename A0, typename A1>
+  auto operator()(A0 &&a0, A1 &&a1, CallSite site = DDPGUARD_CALL_SITE) {
+    return run(site, std::forward<A0>(a0), std::forward<A1>(a1));
+  }
+  template <typename A0, typename A1, typename A2>
+  auto operator()(A0 &&a0, A1 &&a1, A2 &&a2,
+                  CallSite site = DDPGUARD_CALL_SITE) {
+    return run(site, std::forward<A0>(a0), std::forward<A1>(a1),
+               std::forward<A2>(a2));
+  }
+
+  // N inner forwards under one DDP forward: buffers are broadcast once, then
+  // module->forward runs once per argument, in order. An argument that is a
+  // std::tuple holds the arguments of one call. Returns a std::tuple of the
+  // N outputs.
+  template <typename G0>
+  auto forward_group(G0 &&g0, CallSite site = DDPGUARD_CALL_SITE) {
+    return run_group(site, std::forward<G0>(g0));
+  }
+  template <typename G0, typename G1>
+  auto forward_group(G0 &&g0, G1 &&g1, CallSite site = DDPGUARD_CALL_SITE) {
+    return run_group(site, std::forward<G0>(g0), std::forward<G1>(g1));
+  }
+  template <typename G0, typename G1, typename G2>
+  auto forward_group(G0 &&g0, G1 &&g1, G2 &&g2,
+                     CallSite site = DDPGUARD_CALL_SITE) {
+    return run_group(site, std::forward<G0>(g0), std::forward<G1>(g1),
+                     std::forward<G2>(g2));
+  }
+  template <typename G0, typename G1, typename G2, typename G3>
+  auto forward_group(G0 &&g0, G1 &&g1, G2 &&g2, G3 &&g3,
+                     CallSite site = DDPGUARD_CALL_SITE) {
+    return run_group(site, std::forward<G0>(g0), std::forward<G1>(g1),
+                     std::forward<G2>(g2), std::forward<G3>(g3));
+  }
+
+  Holder &module() { return module_; }
+  const Holder &module() const { return module_; }
+  const ProcessGroupPtr &process_group() const { return core_->process_group(); }
+  const DDPOptions &options() const { return core_->options(); }
+  // Whether the most recent forward broadcast the buffers.
+  bool last_forward_broadcast() const { return core_->last_forward_broadcast(); }
+
+  // PyTorch's no_sync(): while the guard lives, backward accumulates local
+  // gradients without allreduce; the first backward after it synchronises.
+  class NoSyncGuard {
+  public:
+    explicit NoSyncGuard(detail::DDPCore &core)
+        : core_(&core), old_(core.require_backward_grad_sync()) {
+      core.set_require_backward_grad_sync(false);
+    }
+    NoSyncGuard(NoSyncGuard &&other) noexcept
+        : core_(std::exchange(other.core_, nullptr)), old_(other.old_) {}
+    NoSyncGuard(const NoSyncGuard &) = delete;
+    NoSyncGuard &operator=(const NoSyncGuard &) = delete;
+    NoSyncGuard &operator=(NoSyncGuard &&) = delete;
+    ~NoSyncGuard() {
+      if (core_)
+        core_->set_require_backward_grad_sync(old_);
+    }
+
+  private:
+    detail::DDPCore *core_;
+    bool old_;
+  };
+  [[nodiscard]] NoSyncGuard no_sync() { return NoSyncGuard(*core_); }
+
+private:
+  template <typename... Args> auto run(const CallSite &site, Args &&...args) {
+    core_->pre_forward(site);
+    auto output = module_->forward(std::forward<Args>(args)...);
+    std::vector<at::Tensor> tensors;
+    detail::collect_tensors(output, tensors);
+    core_->post_forward(tensors, site);
+    return output;
+  }
+
+  template <typename G> auto call_one(size_t index, G &&group) {
+    // Taken before the call, which may move the inputs away.
+    std::vector<at::Tensor> inputs;
+    detail::collect_tensors(group, inputs);
+    try {
+      if constexpr (detail::is_tuple<std::decay_t<G>>::value) {
+        return std::apply(
+            [&](auto &&...args) {
+              return module_->forward(std::forward<decltype(args)>(args)...);
+            },
+            std::forward<G>(group));
+      } else {
+        return module_->forward(std::forward<G>(group));
+      }
+    } catch (...) {
+      detail::rethrow_group_error(index, inputs);
+    }
+  }
+
+  template <typename... Groups>
+  auto run_group(const CallSite &site, Groups &&...groups) {
+    core_->pre_forward(site);
+    size_t index = 0;
+    // Braced initialisation evaluates the calls left to right.
+    std::tuple<decltype(call_one(0, std::forward<Groups>(groups)))...> outputs{
+        call_one(index++, std::forward<Groups>(groups))...};
+    std::vector<at::Tensor> tensors;
+    detail::collect_tensors(outputs, tensors);
+    core_->post_forward(tensors, site);
+    return outputs;
+  }
+
+  Holder module_;
+  std::unique_ptr<detail::DDPCore> core_;
+};
+
+} // namespace ddpguard

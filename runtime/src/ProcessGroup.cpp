@@ -1,0 +1,145 @@
+#include <ddpguard/runtime/ProcessGroup.h>
+
+#include "Compat.h"
+
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+
+namespace ddpguard {
+namespace {
+
+std::optional<std::string> get_env(const char *name) {
+  const char *value = std::getenv(name);
+  if (!value || !*value)
+    return std::nullopt;
+  return std::string(value);
+}
+
+std::string require_env(const char *name) {
+  auto value = get_env(name);
+  if (!value)
+    throw std::invalid_argument(
+        std::string("ddpguard::init_process_group_from_env: environment "
+                    "variable ") +
+        name + " is not set (launch with torchrun, ddpguard-launch or a "
+               "launcher that sets RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
+  return *value;
+}
+
+int parse_int(const char *name, const std::string &text, int low, int high) {
+  size_t used = 0;
+  long value = 0;
+  try {
+    value = std::stol(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != text.size() || value < low || value > high)
+    throw std::invalid_argument(
+        std::string("ddpguard::init_process_group_from_env: ") + name + "='" +
+        text + "' is not an integer in [" + std::to_string(low) + ", " +
+        std::to_string(high) + "]");
+  return static_cast<int>(value);
+}
+
+std::string message_of(const std::exception &e) {
+  if (auto *c10 = dynamic_cast<const c10::Error *>(&e))
+    return c10->what_without_backtrace();
+  return e.what();
+}
+
+bool is_loopback(const std::string &addr) {
+  return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0;
+}
+
+// Gloo's transport device: GLOO_SOCKET_IFNAME as in PyTorch; a loopback
+// MASTER_ADDR means a single-host run, so bind to loopback; otherwise the
+// address the host name resolves to.
+std::shared_ptr<::gloo::transport::Device> gloo_device() {
+  if (auto ifname = get_env("GLOO_SOCKET_IFNAME"))
+    return c10d::ProcessGroupGloo::createDeviceForInterface(*ifname);
+  auto addr = get_env("MASTER_ADDR");
+  if (!addr || is_loopback(*addr))
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+} // namespace
+
+LaunchEnv read_launch_env() {
+  LaunchEnv env;
+  env.world_size = parse_int("WORLD_SIZE", require_env("WORLD_SIZE"), 1, 1 << 20);
+  env.rank = parse_int("RANK", require_env("RANK"), 0, env.world_size - 1);
+  if (auto local = get_env("LOCAL_RANK"))
+    env.local_rank = parse_int("LOCAL_RANK", *local, 0, 1 << 20);
+  env.master_addr = require_env("MASTER_ADDR");
+  env.master_port = parse_int("MASTER_PORT", require_env("MASTER_PORT"), 1, 65535);
+  env.use_agent_store = get_env("TORCHELASTIC_USE_AGENT_STORE") == std::string("True");
+  if (auto restarts = get_env("TORCHELASTIC_RESTART_COUNT"))
+    env.restart_count = *restarts;
+  return env;
+}
+
+ProcessGroupPtr new_process_group(const std::string &backend,
+                                  const c10::intrusive_ptr<c10d::Store> &store,
+                                  int rank, int world_size,
+                                  std::chrono::milliseconds timeout) {
+  try {
+    if (backend == "gloo")
+      return compat::make_gloo(store, rank, world_size, timeout, gloo_device());
+    if (backend == "nccl") {
+#ifdef DDPGUARD_WITH_NCCL
+      return compat::make_nccl(store, rank, world_size, timeout);
+#else
+      throw std::invalid_argument(
+          "ddpguard was built without NCCL (configure with "
+          "-DDDPGUARD_WITH_NCCL=ON against a CUDA LibTorch)");
+#endif
+    }
+  } catch (const std::invalid_argument &) {
+    throw;
+  } catch (const std::exception &e) {
+    throw std::runtime_error("ddpguard: creating the " + backend +
+                             " process group failed on rank " +
+                             std::to_string(rank) + " of " +
+                             std::to_string(world_size) + ": " + message_of(e));
+  }
+  throw std::invalid_argument("ddpguard: unknown backend '" + backend +
+                              "' (expected \"gloo\" or \"nccl\")");
+}
+
+ProcessGroupPtr init_process_group_from_env(const std::string &backend,
+                                            std::chrono::milliseconds timeout) {
+  const LaunchEnv env = read_launch_env();
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(env.master_port);
+  options.isServer = env.rank == 0 && !env.use_agent_store;
+  options.numWorkers = env.world_size;
+  options.waitWorkers = true;
+  options.timeout = timeout;
+  const std::string where =
+      env.master_addr + ":" + std::to_string(env.master_port);
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+  } catch (const std::exception &e) {
+    throw std::runtime_error(
+        "ddpguard: rendezvous " +
+        std::string(options.isServer ? "store could not be hosted"
+                                     : "store could not be reached") +
+        " at " + where + " (MASTER_ADDR:MASTER_PORT) by rank " +
+        std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+        " within " + std::to_string(timeout.count()) + " ms: " + message_of(e));
+  }
+  if (env.use_agent_store)
+    store = c10::make_intrusive<c10d::PrefixStore>(
+        "/worker/attempt_" + env.restart_count, store);
+  return new_process_group(backend, store, env.rank, env.world_size, timeout);
+}
+
+} // namespace ddpguard

@@ -1,0 +1,385 @@
+// DDP semantics checked against gradients computed locally for every rank's
+// data (no DDP involved), plus the launch environment and the fault paths.
+#include "TestSupport.h"
+
+#include <arpa/inet.h>
+#include <csignal>
+#include <cstdlib>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace ddpguard;
+using namespace ddpguard::test;
+
+namespace {
+
+using DDP = DistributedDataParallel<Net>;
+
+torch::Tensor data_for(int rank, int step, int64_t rows = 6, int64_t cols = 4) {
+  torch::manual_seed(1000 * step + rank);
+  return torch::randn({rows, cols});
+}
+
+// Gradients of loss(net(x)) on a fresh, DDP-free replica with given weights.
+std::vector<torch::Tensor> local_grads(const Net &weights, const torch::Tensor &x) {
+  Net replica(static_cast<bool>(weights->bn1), weights->fc1->options.in_features(),
+              weights->fc1->options.out_features(),
+              weights->fc2->options.out_features());
+  {
+    torch::NoGradGuard no_grad;
+    auto src = weights->parameters(), dst = replica->parameters();
+    for (size_t i = 0; i < src.size(); ++i)
+      dst[i].copy_(src[i]);
+  }
+  replica->forward(x).pow(2).mean().backward();
+  std::vector<torch::Tensor> grads;
+  for (auto &p : replica->parameters())
+    grads.push_back(p.grad().clone());
+  return grads;
+}
+
+void expect_close(const torch::Tensor &actual, const torch::Tensor &expected,
+                  const std::string &what) {
+  ASSERT_TRUE(actual.defined()) << what;
+  EXPECT_TRUE(torch::allclose(actual, expected, 1e-5, 1e-7))
+      << what << "\nactual\n" << actual << "\nexpected\n" << expected;
+}
+
+// The average over ranks of each rank's local gradients at `step`.
+std::vector<torch::Tensor> averaged_grads(const Net &weights, int step,
+                                          int64_t cols = 4) {
+  std::vector<torch::Tensor> sum;
+  const int world = launch_env().world_size;
+  for (int r = 0; r < world; ++r) {
+    auto g = local_grads(weights, data_for(r, step, 6, cols));
+    if (sum.empty())
+      sum = g;
+    else
+      for (size_t i = 0; i < g.size(); ++i)
+        sum[i] += g[i];
+  }
+  for (auto &s : sum)
+    s /= world;
+  return sum;
+}
+
+struct BranchImpl : torch::nn::Module {
+  BranchImpl()
+      : used(register_module("used", torch::nn::Linear(4, 3))),
+        unused(register_module("unused", torch::nn::Linear(4, 3))) {}
+  torch::Tensor forward(torch::Tensor x) { return used(x); }
+  torch::nn::Linear used, unused;
+};
+TORCH_MODULE(Branch);
+
+struct ScaledImpl : torch::nn::Module {
+  ScaledImpl() : fc(register_module("fc", torch::nn::Linear(4, 2))) {}
+  torch::Tensor forward(torch::Tensor x, double scale) { return fc(x) * scale; }
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(Scaled);
+
+} // namespace
+
+TEST(Semantics, ConstructionBroadcastsRankZerosState) {
+  Net net;
+  init_weights(*net, 0.25 * launch_env().rank);
+  {
+    torch::NoGradGuard no_grad;
+    net->bn1->running_mean.fill_(launch_env().rank + 1.0);
+  }
+  DDP ddp(net, test_group());
+  Net reference;
+  init_weights(*reference, 0.0);
+  auto params = net->parameters(), expected = reference->parameters();
+  for (size_t i = 0; i < params.size(); ++i)
+    expect_close(params[i], expected[i], "parameter " + std::to_string(i));
+  expect_close(net->bn1->running_mean, torch::ones({8}), "running_mean");
+}
+
+TEST(Semantics, GradientsAreAveragedAcrossRanks) {
+  Net net(false);
+  init_weights(*net, 0.0);
+  DDP ddp(net, test_group());
+  torch::optim::SGD sgd(net->parameters(), 0.1);
+  for (int step = 0; step < 3; ++step) {
+    auto expected = averaged_grads(net, step);
+    sgd.zero_grad();
+    ddp(data_for(launch_env().rank, step)).pow(2).mean().backward();
+    auto params = net->parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      expect_close(params[i].grad(), expected[i],
+                   "step " + std::to_string(step) + " grad " + std::to_string(i));
+    sgd.step();
+  }
+}
+
+// Small buckets: after the first backward the parameters are re-bucketed in
+// gradient order into several buckets, each allreduced on its own.
+TEST(Semantics, SmallBucketsAfterRebuild) {
+  Net net(false, 4, 64, 3);
+  init_weights(*net, 0.0);
+  DDP ddp(net, test_group(), DDPOptions().bucket_cap_mb(0.0005));
+  torch::optim::SGD sgd(net->parameters(), 0.05);
+  for (int step = 0; step < 3; ++step) {
+    auto expected = averaged_grads(net, step);
+    sgd.zero_grad();
+    ddp(data_for(launch_env().rank, step)).pow(2).mean().backward();
+    auto params = net->parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      expect_close(params[i].grad(), expected[i],
+                   "step " + std::to_string(step) + " grad " + std::to_string(i));
+    sgd.step();
+  }
+}
+
+TEST(Semantics, NoSyncAccumulatesLocallyThenSynchronises) {
+  Net net(false);
+  init_weights(*net, 0.0);
+  DDP ddp(net, test_group());
+  const int rank = launch_env().rank;
+  auto local0 = local_grads(net, data_for(rank, 0));
+  {
+    auto guard = ddp.no_sync();
+    ddp(data_for(rank, 0)).pow(2).mean().backward();
+  }
+  auto params = net->parameters();
+  for (size_t i = 0; i < params.size(); ++i)
+    expect_close(params[i].grad(), local0[i], "local grad " + std::to_string(i));
+  auto avg0 = averaged_grads(net, 0), avg1 = averaged_grads(net, 1);
+  ddp(data_for(rank, 1)).pow(2).mean().backward();
+  for (size_t i = 0; i < params.size(); ++i)
+    expect_close(params[i].grad(), avg0[i] + avg1[i],
+                 "accumulated grad " + std::to_string(i));
+}
+
+TEST(Semantics, FindUnusedParameters) {
+  Branch net;
+  DistributedDataParallel<Branch> ddp(net, test_group(),
+                                     DDPOptions().find_unused_parameters(true));
+  for (int step = 0; step < 2; ++step) {
+    ddp(data_for(launch_env().rank, step)).sum().backward();
+    EXPECT_TRUE(net->used->weight.grad().defined());
+    // Unused on every rank: .grad stays untouched (undefined), as in PyTorch.
+    EXPECT_FALSE(net->unused->weight.grad().defined());
+  }
+}
+
+TEST(Semantics, UnusedParameterWithoutSearchIsAClearError) {
+  Branch net;
+  DistributedDataParallel<Branch> ddp(net, test_group());
+  ddp(data_for(launch_env().rank, 0)).sum().backward();
+  try {
+    ddp(data_for(launch_env().rank, 1));
+    FAIL() << "expected an unfinished-reduction error";
+  } catch (const std::exception &e) {
+    const std::string what = error_text(e);
+    EXPECT_NE(what.find("finished reduction in the prior iteration"), std::string::npos) << what;
+    EXPECT_NE(what.find("unused.weight"), std::string::npos) << what;
+    EXPECT_NE(what.find("find_unused_parameters(true)"), std::string::npos) << what;
+  }
+}
+
+TEST(Semantics, ForwardGroupTupleArgumentsAndBatchSizes) {
+  Scaled net;
+  DistributedDataParallel<Scaled> ddp(net, test_group());
+  auto x = torch::randn({6, 4}), y = torch::randn({3, 4});
+  auto [a, b] = ddp.forward_group(std::make_tuple(x, 2.0), std::make_tuple(y, 3.0));
+  EXPECT_TRUE(torch::allclose(a, net->forward(x, 2.0)));
+  EXPECT_TRUE(torch::allclose(b, net->forward(y, 3.0)));
+  EXPECT_EQ(b.size(0), 3);
+  (a.sum() + b.sum()).backward();
+  EXPECT_TRUE(net->fc->weight.grad().defined());
+}
+
+TEST(Semantics, OncePerBackwardBroadcastsFirstForwardOnly) {
+  Net net;
+  DDP ddp(net, test_group(),
+          DDPOptions().buffer_broadcast(BufferBroadcast::kOncePerBackward));
+  auto x = torch::randn({6, 4});
+  for (int step = 0; step < 2; ++step) {
+    auto o1 = ddp(x);
+    EXPECT_TRUE(ddp.last_forward_broadcast());
+    auto o2 = ddp(x);
+    EXPECT_FALSE(ddp.last_forward_broadcast());
+    (o1.sum() + o2.sum()).backward();
+  }
+}
+
+TEST(Env, InitProcessGroupFromEnv) {
+  auto pg = init_process_group_from_env("gloo", kTestTimeout);
+  EXPECT_EQ(pg->getRank(), launch_env().rank);
+  EXPECT_EQ(pg->getSize(), launch_env().world_size);
+  std::vector<at::Tensor> t{torch::ones({3})};
+  pg->allreduce(t)->wait();
+  EXPECT_TRUE(torch::equal(t[0], torch::full({3}, float(launch_env().world_size))));
+}
+
+namespace {
+// Sets environment variables for one test and restores them afterwards.
+class EnvOverride {
+public:
+  void set(const char *name, const char *value) {
+    const char *old = std::getenv(name);
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~EnvOverride() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second)
+        setenv(it->first.c_str(), it->second->c_str(), 1);
+      else
+        unsetenv(it->first.c_str());
+    }
+  }
+
+private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+} // namespace
+
+TEST(Env, MissingVariableIsNamed) {
+  EnvOverride env;
+  env.set("MASTER_PORT", nullptr);
+  try {
+    init_process_group_from_env("gloo", kTestTimeout);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("MASTER_PORT"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Faults, PortInUse) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = 0;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+
+  EnvOverride env;
+  env.set("RANK", "0");
+  env.set("WORLD_SIZE", "1");
+  env.set("MASTER_ADDR", "127.0.0.1");
+  env.set("MASTER_PORT", port.c_str());
+  env.set("TORCHELASTIC_USE_AGENT_STORE", nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    init_process_group_from_env("gloo", std::chrono::seconds(5));
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("127.0.0.1:" + port), std::string::npos) << what;
+    EXPECT_NE(what.find("could not be hosted"), std::string::npos) << what;
+  }
+  EXPECT_LT(seconds_since(t0), 10.0);
+  close(fd);
+}
+
+// Rank 0 hosts the store for a world of 2, but rank 1 never comes.
+TEST(Faults, MissingPeerAtRendezvousTimesOut) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  close(fd); // a port that was free a moment ago
+
+  EnvOverride env;
+  env.set("RANK", "0");
+  env.set("WORLD_SIZE", "2");
+  env.set("MASTER_ADDR", "127.0.0.1");
+  env.set("MASTER_PORT", port.c_str());
+  env.set("TORCHELASTIC_USE_AGENT_STORE", nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(init_process_group_from_env("gloo", std::chrono::seconds(2)),
+               std::runtime_error);
+  EXPECT_LT(seconds_since(t0), 8.0);
+}
+
+TEST(Faults, MismatchedParameterCount) {
+  Net net(launch_env().rank == 0); // only rank 0 has the BatchNorm
+  if (launch_env().world_size == 1)
+    GTEST_SKIP() << "needs two ranks";
+  try {
+    DDP ddp(net, test_group());
+    FAIL() << "expected a model mismatch error";
+  } catch (const std::exception &e) {
+    const std::string what = error_text(e);
+    EXPECT_NE(what.find("differs across ranks"), std::string::npos) << what;
+    EXPECT_NE(what.find("rank 0 has 6 parameters"), std::string::npos) << what;
+  }
+}
+
+TEST(Faults, MismatchedParameterShape) {
+  Net net(true, 4, launch_env().rank == 0 ? 8 : 16);
+  if (launch_env().world_size == 1)
+    GTEST_SKIP() << "needs two ranks";
+  try {
+    DDP ddp(net, test_group());
+    FAIL() << "expected a model mismatch error";
+  } catch (const std::exception &e) {
+    const std::string what = error_text(e);
+    EXPECT_NE(what.find("parameter 0 ('fc1.weight') is [8, 4] Float on rank 0 but "
+                        "[16, 4] Float on rank 1"),
+              std::string::npos)
+        << what;
+  }
+}
+
+TEST(Faults, ForwardGroupInputWithWrongShape) {
+  Net net;
+  DDP ddp(net, test_group());
+  try {
+    ddp.forward_group(torch::randn({6, 4}), torch::randn({6, 5}));
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("forward_group: inner forward #1 (inputs: [6, 5] Float)"),
+              std::string::npos)
+        << what;
+  }
+  // The DDP stays usable: nothing was half-synchronised.
+  auto [a, b] = ddp.forward_group(torch::randn({6, 4}), torch::randn({2, 4}));
+  EXPECT_NO_THROW((a.sum() + b.sum()).backward());
+}
+
+// The last rank dies between forward and backward (launched with
+// --allow-killed for it); the others fail in the gradient allreduce, naming
+// it, well within the group timeout.
+TEST(Faults, RankKilledMidStep) {
+  const int victim = launch_env().world_size - 1;
+  Net net(false);
+  DDP ddp(net, test_group(std::chrono::seconds(15)));
+  auto out = ddp(data_for(launch_env().rank, 0));
+  if (launch_env().rank == victim)
+    raise(SIGKILL);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    out.pow(2).mean().backward();
+    FAIL() << "expected the allreduce to fail";
+  } catch (const std::exception &e) {
+    const std::string what = error_text(e);
+    EXPECT_NE(what.find("gradient allreduce of bucket 0 failed on rank"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("a peer process may have died"), std::string::npos) << what;
+  }
+  EXPECT_LT(seconds_since(t0), 20.0);
+}
