@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ python3 git
   llvm-19-dev libclang-19-dev clang-19 clang-tidy-19 clangd-19 llvm-19-tools
+  clang-tools-19 libgrpc++-dev libprotobuf-dev
   libgtest-dev libgmock-dev
   libtorch-dev libgloo-dev python3-torch
 )

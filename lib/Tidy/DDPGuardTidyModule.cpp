@@ -21,7 +21,3 @@ public:
 
 static clang::tidy::ClangTidyModuleRegistry::Add<ddpguard::tidy::DDPGuardModule>
     X("ddpguard-module", "Checks for DDP buffer-broadcast hazards.");
-
-// Referenced by tools that link the module statically, so the registration
-// above is not dropped by the linker.
-volatile int DDPGuardModuleAnchorSource = 0;

@@ -16,7 +16,11 @@ MultipleForwardBeforeBackwardCheck::MultipleForwardBeforeBackwardCheck(
     StringRef Name, clang::tidy::ClangTidyContext *Context)
     : ClangTidyCheck(Name, Context), RuleFiles(Options.get("RuleFiles", "")),
       FixMode(Options.get("FixMode", "broadcast")),
-      AssumeModulesHaveBuffers(Options.get("AssumeModulesHaveBuffers", false)),
+      // The string accessors: the stock clang-tidy binary exports no
+      // instantiation of the typed ones for plugins to use.
+      AssumeModulesHaveBuffers(
+          llvm::StringRef(Options.get("AssumeModulesHaveBuffers", "false"))
+              .equals_insensitive("true")),
       Rules(RuleSet::builtin()) {
   llvm::SmallVector<StringRef, 4> Files;
   StringRef(RuleFiles).split(Files, ';', -1, /*KeepEmpty=*/false);
@@ -32,7 +36,8 @@ void MultipleForwardBeforeBackwardCheck::storeOptions(
     clang::tidy::ClangTidyOptions::OptionMap &Opts) {
   Options.store(Opts, "RuleFiles", RuleFiles);
   Options.store(Opts, "FixMode", FixMode);
-  Options.store(Opts, "AssumeModulesHaveBuffers", AssumeModulesHaveBuffers);
+  Options.store(Opts, "AssumeModulesHaveBuffers",
+                AssumeModulesHaveBuffers ? "true" : "false");
 }
 
 void MultipleForwardBeforeBackwardCheck::registerMatchers(MatchFinder *Finder) {
@@ -78,12 +83,22 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
 
   fix::FixOutcome Broadcast = fix::makeBroadcastFix(C, *Context);
   fix::FixOutcome Fuse = fix::makeFuseFix(F, Analysis->objects(), *Context);
-  // One fix per construction and per fused run, whatever number of warnings.
-  if (Broadcast.applies() && !BroadcastFixed.insert(F.Object).second)
-    Broadcast.Hints.clear();
-  if (Fuse.applies() && !FuseFixed.insert(F.First.Call).second)
-    Fuse.Hints.clear();
   bool FuseFirst = FixMode == "fuse";
+  // One fix per construction and per fused run, whatever number of warnings.
+  // A warning whose fix an earlier warning already carries offers no other
+  // fix either: tools that take a note's fix when the warning has none
+  // (clang-apply-replacements) must not mix the two fixes.
+  bool BroadcastTaken =
+      Broadcast.applies() && !BroadcastFixed.insert(F.Object).second;
+  bool FuseTaken = Fuse.applies() && !FuseFixed.insert(F.First.Call).second;
+  if (FuseFirst ? FuseTaken : BroadcastTaken) {
+    Broadcast.Hints.clear();
+    Fuse.Hints.clear();
+  }
+  if (BroadcastTaken)
+    Broadcast.Hints.clear();
+  if (FuseTaken)
+    Fuse.Hints.clear();
 
   {
     auto Warning =
@@ -114,7 +129,7 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
     diag(F.First.Inner, "the forward runs inside '%0' here", DiagnosticIDs::Note)
         << F.First.Via->getNameAsString();
 
-  diag(locationOf(F.Backward), "the backward that fails is here",
+  diag(F.Backward.Call->getExprLoc(), "the backward that fails is here",
        DiagnosticIDs::Note);
   if (F.Backward.Via)
     diag(F.Backward.Inner, "the backward runs inside '%0' here",

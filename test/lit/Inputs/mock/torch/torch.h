@@ -1,0 +1,176 @@
+// A small stand-in for <torch/torch.h>: the names and signatures ddpguard
+// reads, with LibTorch's namespaces, so checker tests parse in milliseconds.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace c10 {
+template <typename T> class optional {
+public:
+  optional() = default;
+  optional(T V) : Value(V), Has(true) {}
+private:
+  T Value{};
+  bool Has = false;
+};
+template <typename T> class intrusive_ptr {
+public:
+  T *operator->() const { return Ptr; }
+private:
+  T *Ptr = nullptr;
+};
+struct AutoGradMode {
+  AutoGradMode(bool Enabled);
+  ~AutoGradMode();
+};
+struct NoGradGuard : AutoGradMode {
+  NoGradGuard() : AutoGradMode(false) {}
+};
+struct InferenceMode {
+  InferenceMode(bool Enabled = true);
+  ~InferenceMode();
+};
+struct GradMode {
+  static void set_enabled(bool Enabled);
+};
+} // namespace c10
+
+namespace at {
+class Tensor {
+public:
+  Tensor();
+  Tensor(const Tensor &);
+  Tensor &operator=(const Tensor &);
+  ~Tensor();
+  void backward(const Tensor &Gradient = {},
+                c10::optional<bool> RetainGraph = {},
+                bool CreateGraph = false) const;
+  Tensor detach() const;
+  Tensor sum() const;
+  Tensor mean() const;
+  Tensor pow(double) const;
+  Tensor t() const;
+  Tensor &add_(const Tensor &);
+  template <typename T> T item() const;
+  int64_t size(int64_t Dim) const;
+  Tensor operator+(const Tensor &) const;
+  Tensor operator-(const Tensor &) const;
+  Tensor operator*(const Tensor &) const;
+  Tensor operator*(double) const;
+  Tensor operator/(double) const;
+  Tensor &operator+=(const Tensor &);
+};
+Tensor randn(std::vector<int64_t> Sizes);
+Tensor randn_like(const Tensor &);
+Tensor ones_like(const Tensor &);
+Tensor zeros(std::vector<int64_t> Sizes);
+Tensor cat(std::vector<Tensor> Tensors);
+Tensor relu(const Tensor &);
+Tensor matmul(const Tensor &, const Tensor &);
+Tensor binary_cross_entropy_with_logits(const Tensor &, const Tensor &);
+using c10::NoGradGuard;
+using c10::AutoGradMode;
+} // namespace at
+
+namespace torch {
+using at::Tensor;
+using at::randn;
+using at::randn_like;
+using at::ones_like;
+using at::zeros;
+using at::cat;
+using at::relu;
+using at::matmul;
+using at::binary_cross_entropy_with_logits;
+using at::NoGradGuard;
+using at::AutoGradMode;
+using c10::InferenceMode;
+void manual_seed(uint64_t);
+
+namespace autograd {
+using variable_list = std::vector<Tensor>;
+void backward(const variable_list &Tensors, const variable_list &GradTensors = {},
+              c10::optional<bool> RetainGraph = {}, bool CreateGraph = false,
+              const variable_list &Inputs = {});
+variable_list grad(const variable_list &Outputs, const variable_list &Inputs,
+                   const variable_list &GradOutputs = {},
+                   c10::optional<bool> RetainGraph = {},
+                   bool CreateGraph = false, bool AllowUnused = false);
+} // namespace autograd
+
+namespace nn {
+class Module {
+public:
+  virtual ~Module() = default;
+  template <typename M> M register_module(std::string Name, M Module);
+  Tensor &register_buffer(std::string Name, Tensor Buffer);
+  Tensor &register_parameter(std::string Name, Tensor Parameter);
+  std::vector<Tensor> parameters() const;
+  void train(bool On = true);
+  void eval();
+};
+template <typename Contained> class ModuleHolder {
+public:
+  ModuleHolder() : Impl(std::make_shared<Contained>()) {}
+  template <typename... Args>
+  ModuleHolder(Args &&...A) : Impl(std::make_shared<Contained>(A...)) {}
+  Contained *operator->() const { return Impl.get(); }
+  template <typename... Args> Tensor operator()(Args &&...A) {
+    return Impl->forward(A...);
+  }
+  std::shared_ptr<Contained> ptr() const { return Impl; }
+private:
+  std::shared_ptr<Contained> Impl;
+};
+#define TORCH_MODULE(Name)                                                     \
+  class Name : public torch::nn::ModuleHolder<Name##Impl> {                    \
+  public:                                                                      \
+    using torch::nn::ModuleHolder<Name##Impl>::ModuleHolder;                   \
+  }
+
+class LinearImpl : public Module {
+public:
+  LinearImpl(int64_t In, int64_t Out);
+  Tensor forward(const Tensor &);
+};
+TORCH_MODULE(Linear);
+class BatchNorm1dImpl : public Module {
+public:
+  explicit BatchNorm1dImpl(int64_t Features);
+  Tensor forward(const Tensor &);
+  Tensor running_mean, running_var;
+};
+TORCH_MODULE(BatchNorm1d);
+class BatchNorm2dImpl : public Module {
+public:
+  explicit BatchNorm2dImpl(int64_t Features);
+  Tensor forward(const Tensor &);
+};
+TORCH_MODULE(BatchNorm2d);
+class LSTMCellImpl : public Module {
+public:
+  LSTMCellImpl(int64_t In, int64_t Hidden);
+  Tensor forward(const Tensor &);
+};
+TORCH_MODULE(LSTMCell);
+class SequentialImpl : public Module {
+public:
+  template <typename... M> explicit SequentialImpl(M &&...Modules);
+  Tensor forward(const Tensor &);
+};
+TORCH_MODULE(Sequential);
+} // namespace nn
+
+namespace optim {
+class SGD {
+public:
+  SGD(std::vector<Tensor> Parameters, double LearningRate);
+  void zero_grad();
+  void step();
+};
+} // namespace optim
+} // namespace torch

@@ -1,0 +1,343 @@
+//===- Driver.cpp - The ddpguard command line -----------------------------===//
+//
+// ddpguard [options] <files...> [-- <compile flags>]
+//
+// Runs the ddp-multiple-forward-before-backward check through clang-tidy's
+// engine on each file, prints the findings as text, JSON or SARIF, and with
+// --fix applies them atomically and re-checks the fixed files. Exit status:
+// 0 clean, 1 findings, 2 usage or parse error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FixWriter.h"
+#include "Report.h"
+#include "Rules/RuleSet.h"
+#include "clang-tidy/ClangTidy.h"
+#include "clang-tidy/ClangTidyOptions.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include <atomic>
+#include <set>
+#include <thread>
+
+using namespace clang;
+using namespace clang::tidy;
+using namespace llvm;
+using namespace ddpguard;
+
+static const char CheckName[] = "ddp-multiple-forward-before-backward";
+
+static cl::OptionCategory Category("ddpguard options");
+static cl::list<std::string> SourcePaths(cl::Positional, cl::OneOrMore,
+                                         cl::desc("<files>"), cl::cat(Category));
+static cl::opt<std::string> BuildPath(
+    "p", cl::desc("Build directory holding compile_commands.json"),
+    cl::value_desc("dir"), cl::cat(Category));
+static cl::opt<bool> Fix("fix", cl::desc("Apply the fixes to the files"),
+                         cl::cat(Category));
+enum class FixModeKind { Broadcast, Fuse };
+static cl::opt<FixModeKind> FixMode(
+    "fix-mode", cl::desc("Which fix the warnings carry"),
+    cl::values(clEnumValN(FixModeKind::Broadcast, "broadcast",
+                          "set broadcast_buffers to false at the construction"),
+               clEnumValN(FixModeKind::Fuse, "fuse",
+                          "fuse consecutive forwards into one fused forward")),
+    cl::init(FixModeKind::Broadcast), cl::cat(Category));
+static cl::opt<std::string> ExportFixes(
+    "export-fixes",
+    cl::desc("Write the fixes to a YAML file clang-apply-replacements reads"),
+    cl::value_desc("file"), cl::cat(Category));
+enum class FormatKind { Text, Json, Sarif };
+static cl::opt<FormatKind> Format(
+    "format", cl::desc("Output format"),
+    cl::values(clEnumValN(FormatKind::Text, "text", "clang-style diagnostics"),
+               clEnumValN(FormatKind::Json, "json", "one JSON document"),
+               clEnumValN(FormatKind::Sarif, "sarif", "SARIF 2.1.0")),
+    cl::init(FormatKind::Text), cl::cat(Category));
+static cl::list<std::string> Rules("rules",
+                                   cl::desc("Add a rule file (repeatable)"),
+                                   cl::value_desc("file"), cl::cat(Category));
+static cl::opt<unsigned> Jobs("j", cl::desc("Files checked in parallel"),
+                              cl::init(1), cl::cat(Category));
+static cl::opt<bool> AssumeBuffers(
+    "assume-modules-have-buffers",
+    cl::desc("Report even when the wrapped module provably has no buffers"),
+    cl::cat(Category));
+
+namespace {
+
+/// Adds clang's resource directory, so that <stddef.h> and friends resolve
+/// wherever ddpguard is installed.
+class ResourceDirDatabase : public tooling::CompilationDatabase {
+public:
+  explicit ResourceDirDatabase(const tooling::CompilationDatabase &Base)
+      : Base(Base) {}
+  std::vector<tooling::CompileCommand>
+  getCompileCommands(StringRef File) const override {
+    return adjust(Base.getCompileCommands(File));
+  }
+  std::vector<std::string> getAllFiles() const override {
+    return Base.getAllFiles();
+  }
+  std::vector<tooling::CompileCommand> getAllCompileCommands() const override {
+    return adjust(Base.getAllCompileCommands());
+  }
+
+private:
+  static std::vector<tooling::CompileCommand>
+  adjust(std::vector<tooling::CompileCommand> Commands) {
+    for (tooling::CompileCommand &Command : Commands) {
+      bool HasResourceDir = llvm::any_of(Command.CommandLine, [](StringRef A) {
+        return A.starts_with("-resource-dir");
+      });
+      if (!HasResourceDir && !Command.CommandLine.empty())
+        Command.CommandLine.insert(Command.CommandLine.begin() + 1,
+                                   "-resource-dir=" DDPGUARD_CLANG_RESOURCE_DIR);
+    }
+    return Commands;
+  }
+  const tooling::CompilationDatabase &Base;
+};
+
+struct FileResult {
+  std::vector<ClangTidyError> Findings;
+  std::optional<FileProblem> ParseError;
+};
+
+ClangTidyOptions overrideOptions() {
+  ClangTidyOptions Options;
+  Options.Checks = std::string("-*,") + CheckName;
+  auto Set = [&](StringRef Name, std::string Value) {
+    Options.CheckOptions[(Twine(CheckName) + "." + Name).str()] =
+        ClangTidyOptions::ClangTidyValue(Value);
+  };
+  if (FixMode.getNumOccurrences())
+    Set("FixMode", FixMode == FixModeKind::Fuse ? "fuse" : "broadcast");
+  if (!Rules.empty()) {
+    std::vector<std::string> Absolute;
+    for (const std::string &File : Rules) {
+      SmallString<256> Path(File);
+      sys::fs::make_absolute(Path);
+      Absolute.push_back(std::string(Path));
+    }
+    Set("RuleFiles", llvm::join(Absolute, ";"));
+  }
+  if (AssumeBuffers)
+    Set("AssumeModulesHaveBuffers", "true");
+  return Options;
+}
+
+FileResult checkFile(const std::string &File,
+                     const tooling::CompilationDatabase &Database,
+                     LineTable &Lines) {
+  FileResult Result;
+  auto Provider = std::make_unique<FileOptionsProvider>(
+      ClangTidyGlobalOptions(), ClangTidyOptions::getDefaults(),
+      overrideOptions(), vfs::getRealFileSystem());
+  ClangTidyContext Context(std::move(Provider));
+  IntrusiveRefCntPtr<vfs::OverlayFileSystem> FS(
+      new vfs::OverlayFileSystem(vfs::getRealFileSystem()));
+  std::vector<ClangTidyError> Errors =
+      runClangTidy(Context, Database, {File}, FS, /*ApplyAnyFix=*/true);
+  for (ClangTidyError &E : Errors) {
+    if (E.DiagLevel == ClangTidyError::Error) {
+      if (!Result.ParseError) {
+        std::string Where = E.Message.FilePath.empty()
+                                ? File
+                                : E.Message.FilePath;
+        if (!E.Message.FilePath.empty()) {
+          auto [Line, Column] =
+              Lines.position(E.Message.FilePath, E.Message.FileOffset);
+          Where += ":" + std::to_string(Line) + ":" + std::to_string(Column);
+        }
+        Result.ParseError =
+            FileProblem{File, "does not parse: " + Where + ": " + E.Message.Message};
+      }
+      continue;
+    }
+    if (E.DiagnosticName == CheckName)
+      Result.Findings.push_back(std::move(E));
+  }
+  return Result;
+}
+
+/// Checks Files with Jobs threads; results keep the order of Files.
+std::vector<FileResult> checkFiles(const std::vector<std::string> &Files,
+                                   const tooling::CompilationDatabase &Database) {
+  std::vector<FileResult> Results(Files.size());
+  std::atomic<size_t> Next{0};
+  auto Worker = [&] {
+    LineTable Lines;
+    for (size_t I = Next++; I < Files.size(); I = Next++)
+      Results[I] = checkFile(Files[I], Database, Lines);
+  };
+  unsigned Threads = std::max(1u, std::min<unsigned>(Jobs, Files.size()));
+  std::vector<std::thread> Pool;
+  for (unsigned T = 1; T < Threads; ++T)
+    Pool.emplace_back(Worker);
+  Worker();
+  for (std::thread &T : Pool)
+    T.join();
+  return Results;
+}
+
+void printErrors(const std::vector<FileProblem> &Errors) {
+  for (const FileProblem &E : Errors)
+    errs() << "ddpguard: error: " << E.File << ": " << E.Message << "\n";
+}
+
+/// The compile commands: flags after '--', the database in -p <dir>, or one
+/// found above the first file. Never guesses empty flags.
+std::unique_ptr<tooling::CompilationDatabase>
+loadDatabase(std::unique_ptr<tooling::CompilationDatabase> Fixed,
+             StringRef FirstFile, std::string &Error) {
+  if (Fixed)
+    return Fixed;
+  std::unique_ptr<tooling::CompilationDatabase> Database;
+  if (!BuildPath.empty()) {
+    Database = tooling::CompilationDatabase::autoDetectFromDirectory(BuildPath,
+                                                                     Error);
+    if (!Database)
+      Error = "no compile_commands.json in '" + BuildPath + "' or its parents";
+  } else {
+    SmallString<256> Absolute(FirstFile);
+    sys::fs::make_absolute(Absolute);
+    Database =
+        tooling::CompilationDatabase::autoDetectFromSource(Absolute, Error);
+    if (!Database)
+      Error = "no compilation database found for '" + FirstFile.str() +
+              "' or its parent directories";
+  }
+  if (!Database)
+    return nullptr;
+  return tooling::inferMissingCompileCommands(std::move(Database));
+}
+
+} // namespace
+
+int main(int argc, const char **argv) {
+  InitLLVM Init(argc, argv);
+  std::string FixedError;
+  std::unique_ptr<tooling::CompilationDatabase> Fixed =
+      tooling::FixedCompilationDatabase::loadFromCommandLine(argc, argv,
+                                                             FixedError);
+  cl::HideUnrelatedOptions(Category);
+  std::string ParseErrors;
+  raw_string_ostream ParseErrorStream(ParseErrors);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "Finds several forwards on a DDP-wrapped module before one "
+          "backward.\n",
+          &ParseErrorStream)) {
+    errs() << StringRef(ParseErrorStream.str()).rtrim() << "\n";
+    return 2;
+  }
+  std::string DatabaseError;
+  std::unique_ptr<tooling::CompilationDatabase> Compilations =
+      loadDatabase(std::move(Fixed), SourcePaths.front(), DatabaseError);
+  if (!Compilations) {
+    errs() << "ddpguard: error: " << DatabaseError << "\n"
+           << "ddpguard: pass -p <build dir> holding compile_commands.json "
+              "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON), or compile flags "
+              "after '--'\n";
+    return 2;
+  }
+  for (const std::string &File : Rules) {
+    RuleSet Check;
+    if (Error Err = Check.addFile(File)) {
+      errs() << "ddpguard: error: " << toString(std::move(Err)) << "\n";
+      return 2;
+    }
+  }
+
+  std::vector<FileProblem> Errors;
+  std::vector<std::string> Files;
+  for (const std::string &File : SourcePaths) {
+    if (!sys::fs::exists(File))
+      Errors.push_back({File, "no such file"});
+    else
+      Files.push_back(File);
+  }
+  ResourceDirDatabase Database(*Compilations);
+  auto RunStart = std::chrono::system_clock::now();
+  std::vector<FileResult> Results = checkFiles(Files, Database);
+
+  // A header seen from several files is reported once.
+  std::vector<ClangTidyError> Findings;
+  std::set<std::tuple<std::string, unsigned, std::string>> Seen;
+  for (FileResult &R : Results) {
+    if (R.ParseError)
+      Errors.push_back(*R.ParseError);
+    for (ClangTidyError &F : R.Findings)
+      if (Seen.insert({F.Message.FilePath, F.Message.FileOffset, F.Message.Message})
+              .second)
+        Findings.push_back(std::move(F));
+  }
+
+  if (!ExportFixes.empty()) {
+    std::error_code EC;
+    raw_fd_ostream OS(ExportFixes, EC, sys::fs::OF_Text);
+    if (EC) {
+      errs() << "ddpguard: error: cannot write '" << ExportFixes
+             << "': " << EC.message() << "\n";
+      return 2;
+    }
+    exportReplacements(Files.empty() ? "" : Files.front(), Findings, OS);
+  }
+
+  LineTable Lines;
+  switch (Format) {
+  case FormatKind::Text:
+    writeText(outs(), Findings, Lines);
+    break;
+  case FormatKind::Json:
+    writeJson(outs(), Findings, Errors, Lines);
+    break;
+  case FormatKind::Sarif:
+    writeSarif(outs(), Findings, Errors, Lines);
+    break;
+  }
+
+  bool Clean = Findings.empty();
+  if (Fix && !Findings.empty()) {
+    FixWriter Writer(RunStart);
+    for (const ClangTidyError &F : Findings)
+      Writer.collect(F, Errors);
+    std::vector<std::string> Written = Writer.write(Errors);
+    if (!Written.empty()) {
+      // Every fixed file must still compile, and nothing may be left.
+      std::vector<FileResult> Again = checkFiles(Files, Database);
+      bool Broken = llvm::any_of(Again, [](const FileResult &R) {
+        return R.ParseError.has_value();
+      });
+      bool ParsedBefore = llvm::none_of(Results, [](const FileResult &R) {
+        return R.ParseError.has_value();
+      });
+      if (Broken && ParsedBefore) {
+        for (const std::string &File : Written)
+          Writer.restore(File, Errors);
+        for (const FileResult &R : Again)
+          if (R.ParseError)
+            Errors.push_back({R.ParseError->File,
+                              "the fixed file " + R.ParseError->Message +
+                                  "; original restored"});
+        Written.clear();
+      } else {
+        Clean = llvm::all_of(Again, [](const FileResult &R) {
+          return R.Findings.empty();
+        });
+      }
+    }
+    for (const std::string &File : Written)
+      errs() << "ddpguard: fixed " << File << "\n";
+  }
+
+  printErrors(Errors);
+  if (!Errors.empty())
+    return 2;
+  return Clean ? 0 : 1;
+}

@@ -1,0 +1,212 @@
+//===- Report.cpp ---------------------------------------------------------===//
+
+#include "Report.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include <algorithm>
+
+using clang::tidy::ClangTidyError;
+using clang::tooling::DiagnosticMessage;
+namespace json = llvm::json;
+
+namespace ddpguard {
+
+static const char CheckName[] = "ddp-multiple-forward-before-backward";
+
+std::pair<unsigned, unsigned> LineTable::position(const std::string &File,
+                                                  unsigned Offset) {
+  auto [It, Inserted] = LineStarts.try_emplace(File);
+  if (Inserted) {
+    It->second.push_back(0);
+    if (auto Buffer = llvm::MemoryBuffer::getFile(File)) {
+      llvm::StringRef Text = (*Buffer)->getBuffer();
+      for (size_t I = 0; I < Text.size(); ++I)
+        if (Text[I] == '\n')
+          It->second.push_back(I + 1);
+    }
+  }
+  const std::vector<unsigned> &Starts = It->second;
+  auto Line = std::upper_bound(Starts.begin(), Starts.end(), Offset) - 1;
+  return {static_cast<unsigned>(Line - Starts.begin()) + 1,
+          Offset - *Line + 1};
+}
+
+static void writeMessage(llvm::raw_ostream &OS, const DiagnosticMessage &M,
+                         llvm::StringRef Level, llvm::StringRef Suffix,
+                         LineTable &Lines) {
+  auto [Line, Column] = Lines.position(M.FilePath, M.FileOffset);
+  OS << M.FilePath << ":" << Line << ":" << Column << ": " << Level << ": "
+     << M.Message << Suffix << "\n";
+}
+
+void writeText(llvm::raw_ostream &OS, const std::vector<ClangTidyError> &Findings,
+               LineTable &Lines) {
+  for (const ClangTidyError &F : Findings) {
+    writeMessage(OS, F.Message, "warning", (" [" + F.DiagnosticName + "]"),
+                 Lines);
+    for (const DiagnosticMessage &Note : F.Notes)
+      writeMessage(OS, Note, "note", "", Lines);
+  }
+}
+
+static json::Object location(const DiagnosticMessage &M, LineTable &Lines) {
+  auto [Line, Column] = Lines.position(M.FilePath, M.FileOffset);
+  return json::Object{{"file", M.FilePath},
+                      {"offset", M.FileOffset},
+                      {"line", Line},
+                      {"column", Column}};
+}
+
+static json::Array replacements(const DiagnosticMessage &M) {
+  json::Array Result;
+  for (const auto &[File, Replacements] : M.Fix)
+    for (const clang::tooling::Replacement &R : Replacements)
+      Result.push_back(json::Object{{"file", R.getFilePath()},
+                                    {"offset", R.getOffset()},
+                                    {"length", R.getLength()},
+                                    {"replacement", R.getReplacementText()}});
+  return Result;
+}
+
+void writeJson(llvm::raw_ostream &OS, const std::vector<ClangTidyError> &Findings,
+               const std::vector<FileProblem> &Errors, LineTable &Lines) {
+  json::Array Items;
+  for (const ClangTidyError &F : Findings) {
+    json::Object Item = location(F.Message, Lines);
+    Item["check"] = F.DiagnosticName;
+    Item["message"] = F.Message.Message;
+    json::Array Notes;
+    for (const DiagnosticMessage &Note : F.Notes) {
+      json::Object N = location(Note, Lines);
+      N["message"] = Note.Message;
+      N["fix"] = replacements(Note);
+      Notes.push_back(std::move(N));
+    }
+    Item["notes"] = std::move(Notes);
+    Item["fix"] = replacements(F.Message);
+    Items.push_back(std::move(Item));
+  }
+  json::Array ErrorItems;
+  for (const FileProblem &E : Errors)
+    ErrorItems.push_back(json::Object{{"file", E.File}, {"message", E.Message}});
+  OS << llvm::formatv("{0:2}", json::Value(json::Object{
+                                   {"version", 1},
+                                   {"findings", std::move(Items)},
+                                   {"errors", std::move(ErrorItems)}}))
+     << "\n";
+}
+
+static std::string fileUri(llvm::StringRef Path) {
+  llvm::SmallString<256> Absolute(Path);
+  llvm::sys::fs::make_absolute(Absolute);
+  llvm::sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+  return ("file://" + Absolute).str();
+}
+
+static json::Object sarifLocation(const DiagnosticMessage &M, LineTable &Lines) {
+  auto [Line, Column] = Lines.position(M.FilePath, M.FileOffset);
+  return json::Object{
+      {"physicalLocation",
+       json::Object{{"artifactLocation", json::Object{{"uri", fileUri(M.FilePath)}}},
+                    {"region", json::Object{{"startLine", Line},
+                                            {"startColumn", Column}}}}}};
+}
+
+static json::Array sarifFixes(const DiagnosticMessage &M, llvm::StringRef Text,
+                              LineTable &Lines) {
+  json::Array Changes;
+  for (const auto &[File, Replacements] : M.Fix) {
+    json::Array Edits;
+    for (const clang::tooling::Replacement &R : Replacements) {
+      auto [StartLine, StartColumn] =
+          Lines.position(R.getFilePath().str(), R.getOffset());
+      auto [EndLine, EndColumn] =
+          Lines.position(R.getFilePath().str(), R.getOffset() + R.getLength());
+      Edits.push_back(json::Object{
+          {"deletedRegion", json::Object{{"startLine", StartLine},
+                                         {"startColumn", StartColumn},
+                                         {"endLine", EndLine},
+                                         {"endColumn", EndColumn},
+                                         {"charOffset", R.getOffset()},
+                                         {"charLength", R.getLength()}}},
+          {"insertedContent", json::Object{{"text", R.getReplacementText()}}}});
+    }
+    Changes.push_back(json::Object{
+        {"artifactLocation", json::Object{{"uri", fileUri(File)}}},
+        {"replacements", std::move(Edits)}});
+  }
+  json::Array Fixes;
+  if (!Changes.empty())
+    Fixes.push_back(json::Object{{"description", json::Object{{"text", Text}}},
+                                 {"artifactChanges", std::move(Changes)}});
+  return Fixes;
+}
+
+void writeSarif(llvm::raw_ostream &OS,
+                const std::vector<ClangTidyError> &Findings,
+                const std::vector<FileProblem> &Errors, LineTable &Lines) {
+  json::Array Results;
+  for (const ClangTidyError &F : Findings) {
+    json::Array Related;
+    json::Array Fixes = sarifFixes(F.Message, "apply the suggested fix", Lines);
+    int Id = 1;
+    for (const DiagnosticMessage &Note : F.Notes) {
+      json::Object Location = sarifLocation(Note, Lines);
+      Location["id"] = Id++;
+      Location["message"] = json::Object{{"text", Note.Message}};
+      Related.push_back(std::move(Location));
+      for (json::Value &Fix : sarifFixes(Note, Note.Message, Lines))
+        Fixes.push_back(std::move(Fix));
+    }
+    json::Object Result{{"ruleId", F.DiagnosticName},
+                        {"level", "warning"},
+                        {"message", json::Object{{"text", F.Message.Message}}},
+                        {"locations", json::Array{sarifLocation(F.Message, Lines)}},
+                        {"relatedLocations", std::move(Related)}};
+    if (!Fixes.empty())
+      Result["fixes"] = std::move(Fixes);
+    Results.push_back(std::move(Result));
+  }
+  json::Array Notifications;
+  for (const FileProblem &E : Errors)
+    Notifications.push_back(json::Object{
+        {"level", "error"},
+        {"message", json::Object{{"text", E.Message}}},
+        {"locations",
+         json::Array{json::Object{
+             {"physicalLocation",
+              json::Object{{"artifactLocation",
+                            json::Object{{"uri", fileUri(E.File)}}}}}}}}});
+  json::Object Rule{
+      {"id", CheckName},
+      {"name", "MultipleForwardBeforeBackward"},
+      {"shortDescription",
+       json::Object{{"text", "Several forwards on a DDP-wrapped module before "
+                             "one backward while buffers are broadcast"}}},
+      {"fullDescription",
+       json::Object{{"text", "DDP broadcasts buffers in place before every "
+                             "forward; a second forward overwrites the "
+                             "BatchNorm statistics the first forward saved "
+                             "for backward, and autograd fails."}}},
+      {"defaultConfiguration", json::Object{{"level", "warning"}}}};
+  json::Object Run{
+      {"tool",
+       json::Object{{"driver", json::Object{{"name", "ddpguard"},
+                                            {"version", DDPGUARD_VERSION},
+                                            {"rules", json::Array{std::move(Rule)}}}}}},
+      {"results", std::move(Results)},
+      {"invocations",
+       json::Array{json::Object{
+           {"executionSuccessful", Errors.empty()},
+           {"toolExecutionNotifications", std::move(Notifications)}}}}};
+  OS << llvm::formatv(
+            "{0:2}",
+            json::Value(json::Object{
+                {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+                {"version", "2.1.0"},
+                {"runs", json::Array{std::move(Run)}}}))
+     << "\n";
+}
+
+} // namespace ddpguard

@@ -1,0 +1,42 @@
+//===- Report.h - Findings as text, JSON or SARIF -------------------------===//
+
+#ifndef DDPGUARD_TOOLS_REPORT_H
+#define DDPGUARD_TOOLS_REPORT_H
+
+#include "clang-tidy/ClangTidyDiagnosticConsumer.h"
+#include "llvm/Support/raw_ostream.h"
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ddpguard {
+
+/// Line and column (both 1-based) of byte offsets in files, read once.
+class LineTable {
+public:
+  std::pair<unsigned, unsigned> position(const std::string &File,
+                                         unsigned Offset);
+
+private:
+  std::map<std::string, std::vector<unsigned>> LineStarts;
+};
+
+/// A file that could not be checked, and why.
+struct FileProblem {
+  std::string File;
+  std::string Message;
+};
+
+void writeText(llvm::raw_ostream &OS,
+               const std::vector<clang::tidy::ClangTidyError> &Findings,
+               LineTable &Lines);
+void writeJson(llvm::raw_ostream &OS,
+               const std::vector<clang::tidy::ClangTidyError> &Findings,
+               const std::vector<FileProblem> &Errors, LineTable &Lines);
+void writeSarif(llvm::raw_ostream &OS,
+                const std::vector<clang::tidy::ClangTidyError> &Findings,
+                const std::vector<FileProblem> &Errors, LineTable &Lines);
+
+} // namespace ddpguard
+
+#endif
