@@ -1,0 +1,39 @@
+# lit configuration for ddpguard's checker, CLI and clangd tests.
+import os
+import lit.formats
+
+config.name = "ddpguard"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".cpp", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ddpguard_binary_dir, "test", "lit")
+
+inputs = os.path.join(config.test_source_root, "Inputs")
+check = os.path.join(config.test_source_root, "check_ddpguard.py")
+filecheck = os.path.join(config.llvm_tools_dir, "FileCheck")
+config.substitutions.append(("%inputs", inputs))
+config.substitutions.append(("%mock_flags", "-std=c++17 -isystem " + os.path.join(inputs, "mock")))
+config.substitutions.append((
+    "%check_ddpguard",
+    f"{config.python} {check} --clang-tidy={config.clang_tidy} "
+    f"--plugin={config.tidy_plugin} --ddpguard={config.ddpguard} "
+    f"--filecheck={filecheck}"))
+config.substitutions.append(("%ddpguard_clangd", config.ddpguard_clangd))
+config.substitutions.append(("%ddpguard", config.ddpguard))
+config.substitutions.append(("%clang_tidy", config.clang_tidy))
+config.substitutions.append(("%tidy_plugin", config.tidy_plugin))
+config.substitutions.append(("%clangxx", config.clangxx))
+config.substitutions.append(("%python", config.python))
+config.substitutions.append(("%rules", os.path.join(config.ddpguard_source_dir, "rewrite-rules")))
+config.substitutions.append(("%FileCheck", filecheck))
+config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not")))
+
+torch_dirs = [d for d in config.torch_include_dirs.split(";") if d]
+if torch_dirs and os.path.isdir(config.runtime_include_dir):
+    config.available_features.add("libtorch")
+    config.substitutions.append((
+        "%torch_flags",
+        "-std=c++17 -DUSE_C10D_GLOO -DUSE_DISTRIBUTED "
+        + " ".join("-isystem " + d for d in torch_dirs)
+        + " -I" + config.runtime_include_dir))
