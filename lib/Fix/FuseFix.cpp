@@ -93,13 +93,10 @@ FixOutcome makeFuseFix(const Finding &F, DDPObjects &Objects,
                        ASTContext &Context) {
   std::optional<ForwardCall> Second = Objects.matchForward(F.Second.Call);
   const WrapperRule *Rule = Second ? Second->Rule : nullptr;
+  if (F.Second.Via || F.First.Via)
+    return reason("a forward runs inside a called function");
   if (!Rule)
-    return reason("a forward runs inside a call to '" +
-                  (F.Second.Via ? F.Second.Via : F.First.Via)->getNameAsString() +
-                  "'");
-  if (F.First.Via)
-    return reason("a forward runs inside a call to '" +
-                  F.First.Via->getNameAsString() + "'");
+    return reason("the second call is not a forward on a known wrapper");
   if (Rule->FusedForward.empty())
     return reason("'" + Rule->Type + "' has no fused forward");
   if (F.Loop)

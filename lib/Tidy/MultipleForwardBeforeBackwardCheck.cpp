@@ -72,6 +72,14 @@ void MultipleForwardBeforeBackwardCheck::onEndOfTranslationUnit() {
   FuseFixed.clear();
 }
 
+/// How a note names the function a forward or backward runs in.
+static std::string describe(const FunctionDecl *Function) {
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(Function))
+    if (Method->getParent()->isLambda())
+      return "the lambda";
+  return "'" + Function->getNameAsString() + "'";
+}
+
 static SourceLocation locationOf(const Site &S) {
   return S.Call->getBeginLoc();
 }
@@ -111,9 +119,8 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
       Warning << Hint;
   }
   if (F.Second.Via)
-    diag(F.Second.Inner, "the forward runs inside '%0' here",
-         DiagnosticIDs::Note)
-        << F.Second.Via->getNameAsString();
+    diag(F.Second.Inner, "the forward runs inside %0 here", DiagnosticIDs::Note)
+        << describe(F.Second.Via);
 
   if (F.Loop)
     diag(locationOf(F.First),
@@ -125,16 +132,16 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
          "earlier forward on '%0' is here; its saved buffers are overwritten",
          DiagnosticIDs::Note)
         << Name;
-  if (F.First.Via && (F.First.Call != F.Second.Call || !F.Second.Via))
-    diag(F.First.Inner, "the forward runs inside '%0' here", DiagnosticIDs::Note)
-        << F.First.Via->getNameAsString();
+  if (F.First.Via && !(F.Second.Via && F.First.Inner == F.Second.Inner))
+    diag(F.First.Inner, "the forward runs inside %0 here", DiagnosticIDs::Note)
+        << describe(F.First.Via);
 
   diag(F.Backward.Call->getExprLoc(), "the backward that fails is here",
        DiagnosticIDs::Note);
   if (F.Backward.Via)
-    diag(F.Backward.Inner, "the backward runs inside '%0' here",
+    diag(F.Backward.Inner, "the backward runs inside %0 here",
          DiagnosticIDs::Note)
-        << F.Backward.Via->getNameAsString();
+        << describe(F.Backward.Via);
 
   switch (C.Broadcast) {
   case BroadcastState::SetTrue:
