@@ -165,6 +165,11 @@ std::optional<ForwardCall> DDPObjects::matchForward(const Stmt *S) {
             dyn_cast<MemberExpr>(Call->getCallee()->IgnoreParens())) {
       Forward.ThroughArrow = Member->isArrow();
       Forward.ObjectExpr = Member->getBase();
+      // A smart pointer's operator-> spans `p->`; the object is `p`.
+      if (const auto *Arrow = dyn_cast<CXXOperatorCallExpr>(
+              Forward.ObjectExpr->IgnoreImplicit()))
+        if (Arrow->getOperator() == OO_Arrow && Arrow->getNumArgs() == 1)
+          Forward.ObjectExpr = Arrow->getArg(0);
     }
     Forward.Args.append(Call->arg_begin(), Call->arg_end());
   } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
