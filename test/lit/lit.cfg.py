@@ -19,6 +19,8 @@ config.substitutions.append((
     f"{config.python} {check} --clang-tidy={config.clang_tidy} "
     f"--plugin={config.tidy_plugin} --ddpguard={config.ddpguard} "
     f"--filecheck={filecheck}"))
+config.substitutions.append((
+    "%expect_exit", f"{config.python} " + os.path.join(config.test_source_root, "expect_exit.py")))
 config.substitutions.append(("%ddpguard_clangd", config.ddpguard_clangd))
 config.substitutions.append(("%ddpguard", config.ddpguard))
 config.substitutions.append(("%clang_tidy", config.clang_tidy))
