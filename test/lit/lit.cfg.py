@@ -1,5 +1,6 @@
 # lit configuration for ddpguard's checker, CLI and clangd tests.
 import os
+import tempfile
 import lit.formats
 
 config.name = "ddpguard"
@@ -30,6 +31,9 @@ config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%rules", os.path.join(config.ddpguard_source_dir, "rewrite-rules")))
 config.substitutions.append(("%FileCheck", filecheck))
 config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not")))
+config.substitutions.append((
+    "%clang_apply_replacements",
+    os.path.join(config.llvm_tools_dir, "clang-apply-replacements")))
 
 torch_dirs = [d for d in config.torch_include_dirs.split(";") if d]
 if torch_dirs and os.path.isdir(config.runtime_include_dir):
@@ -39,3 +43,7 @@ if torch_dirs and os.path.isdir(config.runtime_include_dir):
         "-std=c++17 -DUSE_C10D_GLOO -DUSE_DISTRIBUTED "
         + " ".join("-isystem " + d for d in torch_dirs)
         + " -I" + config.runtime_include_dir))
+
+# A scratch directory outside any build tree, so that no compile_commands.json
+# is found above it.
+config.substitutions.append(("%outside_tmp", tempfile.mkdtemp(prefix="ddpguard-lit-")))

@@ -131,6 +131,33 @@ ClangTidyOptions overrideOptions() {
   return Options;
 }
 
+/// Paths in a database may be relative to its build directory.
+std::string absolutePath(StringRef Path, StringRef BuildDirectory) {
+  if (Path.empty() || sys::path::is_absolute(Path))
+    return Path.str();
+  SmallString<256> Absolute(BuildDirectory);
+  sys::path::append(Absolute, Path);
+  sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+  return std::string(Absolute);
+}
+
+void makePathsAbsolute(ClangTidyError &E) {
+  auto Fix = [&](tooling::DiagnosticMessage &M) {
+    M.FilePath = absolutePath(M.FilePath, E.BuildDirectory);
+    llvm::StringMap<tooling::Replacements> Fixes;
+    for (const auto &[File, Replacements] : M.Fix)
+      for (const tooling::Replacement &R : Replacements)
+        llvm::consumeError(
+            Fixes[absolutePath(File, E.BuildDirectory)].add(tooling::Replacement(
+                absolutePath(R.getFilePath(), E.BuildDirectory), R.getOffset(),
+                R.getLength(), R.getReplacementText())));
+    M.Fix = std::move(Fixes);
+  };
+  Fix(E.Message);
+  for (tooling::DiagnosticMessage &Note : E.Notes)
+    Fix(Note);
+}
+
 FileResult checkFile(const std::string &File,
                      const tooling::CompilationDatabase &Database,
                      LineTable &Lines) {
@@ -144,6 +171,7 @@ FileResult checkFile(const std::string &File,
   std::vector<ClangTidyError> Errors =
       runClangTidy(Context, Database, {File}, FS, /*ApplyAnyFix=*/true);
   for (ClangTidyError &E : Errors) {
+    makePathsAbsolute(E);
     if (E.DiagLevel == ClangTidyError::Error) {
       if (!Result.ParseError) {
         std::string Where = E.Message.FilePath.empty()

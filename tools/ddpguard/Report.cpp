@@ -62,10 +62,10 @@ static json::Array replacements(const DiagnosticMessage &M) {
   json::Array Result;
   for (const auto &[File, Replacements] : M.Fix)
     for (const clang::tooling::Replacement &R : Replacements)
-      Result.push_back(json::Object{{"file", R.getFilePath()},
+      Result.push_back(json::Object{{"file", R.getFilePath().str()},
                                     {"offset", R.getOffset()},
                                     {"length", R.getLength()},
-                                    {"replacement", R.getReplacementText()}});
+                                    {"replacement", R.getReplacementText().str()}});
   return Result;
 }
 
@@ -130,7 +130,7 @@ static json::Array sarifFixes(const DiagnosticMessage &M, llvm::StringRef Text,
                                          {"endColumn", EndColumn},
                                          {"charOffset", R.getOffset()},
                                          {"charLength", R.getLength()}}},
-          {"insertedContent", json::Object{{"text", R.getReplacementText()}}}});
+          {"insertedContent", json::Object{{"text", R.getReplacementText().str()}}}});
     }
     Changes.push_back(json::Object{
         {"artifactLocation", json::Object{{"uri", fileUri(File)}}},
@@ -138,7 +138,7 @@ static json::Array sarifFixes(const DiagnosticMessage &M, llvm::StringRef Text,
   }
   json::Array Fixes;
   if (!Changes.empty())
-    Fixes.push_back(json::Object{{"description", json::Object{{"text", Text}}},
+    Fixes.push_back(json::Object{{"description", json::Object{{"text", Text.str()}}},
                                  {"artifactChanges", std::move(Changes)}});
   return Fixes;
 }
