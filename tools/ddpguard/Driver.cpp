@@ -285,10 +285,15 @@ int main(int argc, const char **argv) {
   std::vector<FileProblem> Errors;
   std::vector<std::string> Files;
   for (const std::string &File : SourcePaths) {
-    if (!sys::fs::exists(File))
+    if (!sys::fs::exists(File)) {
       Errors.push_back({File, "no such file"});
-    else
-      Files.push_back(File);
+      continue;
+    }
+    // .clang-tidy files are searched upwards from a normalised path.
+    SmallString<256> Path(File);
+    sys::fs::make_absolute(Path);
+    sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+    Files.push_back(std::string(Path));
   }
   ResourceDirDatabase Database(*Compilations);
   auto RunStart = std::chrono::system_clock::now();
