@@ -35,7 +35,10 @@ config.substitutions.append((
     "%clang_apply_replacements",
     os.path.join(config.llvm_tools_dir, "clang-apply-replacements")))
 
-torch_dirs = [d for d in config.torch_include_dirs.split(";") if d]
+# /usr/include is searched already; naming it with -isystem breaks
+# libstdc++'s #include_next.
+torch_dirs = [d for d in config.torch_include_dirs.split(";")
+              if d and os.path.normpath(d) != "/usr/include"]
 if torch_dirs and os.path.isdir(config.runtime_include_dir):
     config.available_features.add("libtorch")
     config.substitutions.append((
