@@ -37,7 +37,7 @@ if [[ -n ${DDPGUARD_PREFIX:-} ]]; then
 else
   prefix=$build_root/install
   cmake -S "$repo" -B "$build_root/runtime" -G Ninja -DDDPGUARD_BUILD_CHECKER=OFF \
-    -DDDPGUARD_BUILD_TESTS=OFF >/dev/null
+    -DDDPGUARD_BUILD_TESTS=OFF -DDDPGUARD_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build "$build_root/runtime" >/dev/null
   cmake --install "$build_root/runtime" --prefix "$prefix" --component runtime >/dev/null
 fi

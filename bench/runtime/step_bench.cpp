@@ -1,7 +1,9 @@
 // Training-step time of ddpguard::DistributedDataParallel on Gloo, one
-// process per rank under ddpguard-launch. Prints, from rank 0:
+// process per rank under ddpguard-launch:
+//   ddpguard_step_bench STEPS HIDDEN BATCH DETECTOR(0|1)
+// prints, from rank 0:
 //   cpp_step_ms=<mean ms per step>            (default options)
-//   detector_on_ms=<median> detector_off_ms=<median>
+//   detector_on_ms=<median> detector_off_ms=<median>   (if DETECTOR is 1)
 // The detector figures alternate blocks of steps on two identical models
 // (kWarn vs kSilent) so that drift affects both alike. torch_step_bench.py is
 // the PyTorch side; run_benchmarks.sh runs both and prints the ratios.
@@ -16,13 +18,14 @@
 
 namespace {
 
+// in -> hidden -> hidden -> in, with BatchNorm; in = hidden / 4.
 struct MlpImpl : torch::nn::Module {
-  MlpImpl()
-      : fc1(register_module("fc1", torch::nn::Linear(256, 1024))),
-        bn1(register_module("bn1", torch::nn::BatchNorm1d(1024))),
-        fc2(register_module("fc2", torch::nn::Linear(1024, 1024))),
-        bn2(register_module("bn2", torch::nn::BatchNorm1d(1024))),
-        fc3(register_module("fc3", torch::nn::Linear(1024, 256))) {}
+  explicit MlpImpl(int64_t hidden)
+      : fc1(register_module("fc1", torch::nn::Linear(hidden / 4, hidden))),
+        bn1(register_module("bn1", torch::nn::BatchNorm1d(hidden))),
+        fc2(register_module("fc2", torch::nn::Linear(hidden, hidden))),
+        bn2(register_module("bn2", torch::nn::BatchNorm1d(hidden))),
+        fc3(register_module("fc3", torch::nn::Linear(hidden, hidden / 4))) {}
   torch::Tensor forward(torch::Tensor x) {
     x = torch::relu(bn1(fc1(x)));
     x = torch::relu(bn2(fc2(x)));
@@ -65,19 +68,29 @@ double median(std::vector<double> v) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const int steps = argc > 1 ? std::atoi(argv[1]) : 50;
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: %s STEPS HIDDEN BATCH DETECTOR(0|1)\n", argv[0]);
+    return 2;
+  }
+  const int steps = std::atoi(argv[1]);
+  const int64_t hidden = std::atoll(argv[2]), batch = std::atoll(argv[3]);
+  const bool detector = std::atoi(argv[4]) != 0;
   torch::set_num_threads(1);
   auto pg = ddpguard::init_process_group_from_env("gloo", std::chrono::seconds(60));
   torch::manual_seed(0);
-  auto x = torch::randn({64, 256});
+  auto x = torch::randn({batch, hidden / 4});
 
-  Mlp model;
+  Mlp model(hidden);
   DDP ddp(model, pg);
   torch::optim::SGD opt(model->parameters(), 0.01);
   run_steps(ddp, opt, x, 5); // warm-up, bucket rebuild
   const double cpp = run_steps(ddp, opt, x, steps) / steps;
+  if (pg->getRank() == 0)
+    std::printf("cpp_step_ms=%.4f\n", cpp * 1e3);
+  if (!detector)
+    return 0;
 
-  Mlp on_model, off_model;
+  Mlp on_model(hidden), off_model(hidden);
   DDP on(on_model, pg, ddpguard::DDPOptions().hazard_detector(ddpguard::HazardAction::kWarn));
   DDP off(off_model, pg,
           ddpguard::DDPOptions().hazard_detector(ddpguard::HazardAction::kSilent));
@@ -92,7 +105,7 @@ int main(int argc, char **argv) {
     off_t.push_back(run_steps(off, off_opt, x, block) / block);
   }
   if (pg->getRank() == 0)
-    std::printf("cpp_step_ms=%.4f\ndetector_on_ms=%.4f detector_off_ms=%.4f\n",
-                cpp * 1e3, median(on_t) * 1e3, median(off_t) * 1e3);
+    std::printf("detector_on_ms=%.4f detector_off_ms=%.4f\n", median(on_t) * 1e3,
+                median(off_t) * 1e3);
   return 0;
 }

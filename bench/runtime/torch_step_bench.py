@@ -1,6 +1,7 @@
 """PyTorch's DDP on the model and step of step_bench.cpp (Gloo, one process
-per rank under ddpguard-launch). Prints py_step_ms=<mean ms per step> from
-rank 0."""
+per rank under ddpguard-launch):
+    torch_step_bench.py STEPS HIDDEN BATCH
+prints py_step_ms=<mean ms per step> from rank 0."""
 import sys
 import time
 
@@ -11,13 +12,13 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 class Mlp(nn.Module):
-    def __init__(self):
+    def __init__(self, hidden):
         super().__init__()
-        self.fc1 = nn.Linear(256, 1024)
-        self.bn1 = nn.BatchNorm1d(1024)
-        self.fc2 = nn.Linear(1024, 1024)
-        self.bn2 = nn.BatchNorm1d(1024)
-        self.fc3 = nn.Linear(1024, 256)
+        self.fc1 = nn.Linear(hidden // 4, hidden)
+        self.bn1 = nn.BatchNorm1d(hidden)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.bn2 = nn.BatchNorm1d(hidden)
+        self.fc3 = nn.Linear(hidden, hidden // 4)
 
     def forward(self, x):
         x = torch.relu(self.bn1(self.fc1(x)))
@@ -37,12 +38,12 @@ def run_steps(ddp, opt, x, steps):
 
 
 def main():
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    steps, hidden, batch = (int(a) for a in sys.argv[1:4])
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     torch.manual_seed(0)
-    x = torch.randn(64, 256)
-    model = Mlp()
+    x = torch.randn(batch, hidden // 4)
+    model = Mlp(hidden)
     ddp = DDP(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     run_steps(ddp, opt, x, 5)
