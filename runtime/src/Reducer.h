@@ -44,8 +44,6 @@ public:
   // [1 MiB, bucket_cap] limits, as PyTorch's _rebuild_buckets does.
   void rebuild_buckets_if_needed();
 
-  size_t bucket_count() const { return buckets_.size(); }
-
 private:
   struct Bucket {
     std::vector<size_t> variables; // indices into params_
