@@ -104,10 +104,11 @@ ProcessGroupPtr new_process_group(const std::string &backend,
   } catch (const std::invalid_argument &) {
     throw;
   } catch (const std::exception &e) {
-    throw std::runtime_error("ddpguard: creating the " + backend +
-                             " process group failed on rank " +
-                             std::to_string(rank) + " of " +
-                             std::to_string(world_size) + ": " + message_of(e));
+    throw std::runtime_error(
+        "ddpguard: creating the " + backend + " process group failed on rank " +
+        std::to_string(rank) + " of " + std::to_string(world_size) +
+        " (timeout " + std::to_string(timeout.count()) + " ms): " +
+        message_of(e) + " (a peer may have died or never joined)");
   }
   throw std::invalid_argument("ddpguard: unknown backend '" + backend +
                               "' (expected \"gloo\" or \"nccl\")");
@@ -129,11 +130,10 @@ ProcessGroupPtr init_process_group_from_env(const std::string &backend,
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
   } catch (const std::exception &e) {
     throw std::runtime_error(
-        "ddpguard: rendezvous " +
-        std::string(options.isServer ? "store could not be hosted"
-                                     : "store could not be reached") +
-        " at " + where + " (MASTER_ADDR:MASTER_PORT) by rank " +
-        std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+        "ddpguard: rendezvous at " + where +
+        " (MASTER_ADDR:MASTER_PORT) failed for rank " + std::to_string(env.rank) +
+        " of " + std::to_string(env.world_size) +
+        (options.isServer ? " (hosting the store)" : " (connecting to the store)") +
         " within " + std::to_string(timeout.count()) + " ms: " + message_of(e));
   }
   if (env.use_agent_store)
