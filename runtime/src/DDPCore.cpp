@@ -23,9 +23,10 @@ std::string describe(const at::Tensor &t) {
 }
 
 std::vector<int64_t> allgather_longs(const ProcessGroupPtr &pg,
-                                     std::vector<int64_t> local, size_t length) {
+                                     std::vector<int64_t> local, size_t length,
+                                     at::Device device) {
   local.resize(length, -1);
-  auto input = at::tensor(local, at::TensorOptions().dtype(at::kLong));
+  auto input = at::tensor(local, at::TensorOptions().dtype(at::kLong)).to(device);
   std::vector<at::Tensor> inputs{input};
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int r = 0; r < pg->getSize(); ++r)
@@ -33,7 +34,8 @@ std::vector<int64_t> allgather_longs(const ProcessGroupPtr &pg,
   pg->allgather(outputs, inputs)->wait();
   std::vector<int64_t> all;
   for (const auto &t : outputs[0]) {
-    auto acc = t.accessor<int64_t, 1>();
+    auto host = t.cpu();
+    auto acc = host.accessor<int64_t, 1>();
     for (int64_t i = 0; i < acc.size(0); ++i)
       all.push_back(acc[i]);
   }
@@ -48,6 +50,8 @@ void verify_params_across_processes(const ProcessGroupPtr &pg,
                                     const std::vector<at::Tensor> &params,
                                     const std::vector<std::string> &names) {
   const int world = pg->getSize();
+  // Collectives run where the parameters live (NCCL needs CUDA tensors).
+  const at::Device device = params.empty() ? at::Device(at::kCPU) : params[0].device();
   std::vector<int64_t> meta;
   for (const auto &p : params) {
     meta.push_back(static_cast<int64_t>(p.scalar_type()));
@@ -57,7 +61,7 @@ void verify_params_across_processes(const ProcessGroupPtr &pg,
   }
   auto counts = allgather_longs(
       pg, {static_cast<int64_t>(params.size()), static_cast<int64_t>(meta.size())},
-      2);
+      2, device);
   int64_t longest = 0;
   for (int r = 0; r < world; ++r) {
     if (counts[2 * r] != counts[0])
@@ -68,7 +72,7 @@ void verify_params_across_processes(const ProcessGroupPtr &pg,
                   counts[2 * r]);
     longest = std::max(longest, counts[2 * r + 1]);
   }
-  auto all = allgather_longs(pg, meta, static_cast<size_t>(longest));
+  auto all = allgather_longs(pg, meta, static_cast<size_t>(longest), device);
   for (int r = 1; r < world; ++r) {
     const int64_t *ref = all.data();
     const int64_t *other = all.data() + r * longest;

@@ -100,6 +100,7 @@ Reducer::Reducer(std::vector<at::Tensor> params, std::vector<std::string> names,
       on_gradient_(std::move(on_gradient)),
       div_factor_(at::native::wrapped_scalar_tensor(
           1.0 / static_cast<double>(process_group_->getSize()))),
+      comm_device_(params_.empty() ? at::Device(at::kCPU) : params_[0].device()),
       bucket_bytes_cap_(bucket_bytes_cap) {
   for (const auto &p : params_)
     TORCH_CHECK(!p.is_sparse(),
@@ -120,9 +121,11 @@ Reducer::Reducer(std::vector<at::Tensor> params, std::vector<std::string> names,
   std::reverse(assignment.begin(), assignment.end());
   install_buckets(assignment);
 
-  if (find_unused_parameters_)
+  if (find_unused_parameters_) {
     local_used_map_ = at::zeros({static_cast<int64_t>(params_.size())},
                                 at::TensorOptions().dtype(at::kInt));
+    local_used_map_dev_ = local_used_map_.to(comm_device_);
+  }
 
   for (size_t i = 0; i < params_.size(); ++i) {
     auto acc = torch::autograd::impl::grad_accumulator(params_[i]);
@@ -198,12 +201,11 @@ void Reducer::rebuild_buckets_if_needed() {
   has_rebuilt_buckets_ = true;
   // Every rank must use rank 0's order, or the bucket allreduces would pair
   // up different tensors (PyTorch's sync_bucket_indices).
-  auto order = at::empty({static_cast<int64_t>(rebuilt_order_.size())},
-                         at::TensorOptions().dtype(at::kLong));
-  for (size_t i = 0; i < rebuilt_order_.size(); ++i)
-    order[i] = static_cast<int64_t>(rebuilt_order_[i]);
-  std::vector<at::Tensor> tensors{order};
+  std::vector<int64_t> local(rebuilt_order_.begin(), rebuilt_order_.end());
+  std::vector<at::Tensor> tensors{
+      at::tensor(local, at::TensorOptions().dtype(at::kLong)).to(comm_device_)};
   process_group_->broadcast(tensors)->wait();
+  auto order = tensors[0].cpu();
   std::vector<size_t> synced(rebuilt_order_.size());
   auto acc = order.accessor<int64_t, 1>();
   for (size_t i = 0; i < synced.size(); ++i)
@@ -297,7 +299,8 @@ void Reducer::mark_variable_ready(size_t index) {
   }
   if (next_bucket_ == buckets_.size()) {
     if (find_unused_parameters_) {
-      std::vector<at::Tensor> tensors{local_used_map_};
+      local_used_map_dev_.copy_(local_used_map_);
+      std::vector<at::Tensor> tensors{local_used_map_dev_};
       local_used_work_ = process_group_->allreduce(tensors);
     }
     torch::autograd::Engine::get_default_engine().queue_callback([this] {
@@ -335,7 +338,7 @@ void Reducer::finalize_backward() {
     } catch (...) {
       fail("allreduce of the used-parameter map", std::current_exception());
     }
-    global_used = local_used_map_.clone();
+    global_used = local_used_map_dev_.cpu();
     local_used_map_.zero_();
   }
   at::NoGradGuard no_grad;

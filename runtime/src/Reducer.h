@@ -71,6 +71,8 @@ private:
   std::function<void()> on_gradient_;
   at::Tensor div_factor_; // 1 / world size, a wrapped scalar like PyTorch's
   int64_t bucket_bytes_cap_;
+  // Where collectives' tensors live (the parameters' device: NCCL needs CUDA).
+  at::Device comm_device_;
 
   std::vector<Bucket> buckets_;
   std::vector<Locator> locators_;
@@ -86,7 +88,8 @@ private:
   std::unordered_set<size_t> ready_this_iteration_;
   bool has_rebuilt_buckets_ = false;
   std::vector<size_t> rebuilt_order_; // gradient arrival order, 1st backward
-  at::Tensor local_used_map_; // int32 per parameter, 1 if used locally
+  at::Tensor local_used_map_; // int32 per parameter, 1 if used locally (host)
+  at::Tensor local_used_map_dev_; // its copy on comm_device_, allreduced
   c10::intrusive_ptr<c10d::Work> local_used_work_;
 };
 
