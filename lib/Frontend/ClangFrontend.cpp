@@ -159,8 +159,10 @@ ValueId Translator::valueOf(const ValueDecl *Decl) {
   auto [It, Inserted] = DeclValues.try_emplace(Decl, 0);
   if (Inserted) {
     It->second = Result.Graph.addValue();
-    Result.ValueDecls.resize(Result.Graph.numValues());
-    Result.ValueDecls[It->second] = Decl;
+    // Members and globals outlive the call.
+    const auto *Var = dyn_cast<VarDecl>(Decl);
+    if (isa<FieldDecl>(Decl) || (Var && Var->hasGlobalStorage()))
+      Result.Graph.markEscaping(It->second);
   }
   return It->second;
 }
@@ -539,8 +541,7 @@ TranslatedFunction Translator::run() {
     OriginId Origin;
     ValueId Value = Result.Graph.addInputValue(Origin);
     DeclValues[Param] = Value;
-    Result.ValueDecls.resize(Result.Graph.numValues());
-    Result.ValueDecls[Value] = Param;
+    Result.ParameterValues.push_back(Value);
     Result.ParameterOrigins.push_back(Origin);
   }
   for (unsigned I = 0; I < Cfg->getNumBlockIDs(); ++I)
@@ -563,7 +564,6 @@ TranslatedFunction Translator::run() {
     for (const CFGElement &Element : *Block)
       if (std::optional<CFGStmt> S = Element.getAs<CFGStmt>())
         handle(S->getStmt(), Block->getBlockID());
-  Result.ValueDecls.resize(Result.Graph.numValues());
   computeOrder(*Cfg);
   return std::move(Result);
 }

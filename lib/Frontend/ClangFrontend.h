@@ -68,8 +68,8 @@ struct TranslatedFunction {
   std::vector<const clang::ValueDecl *> Objects;
   /// By parameter index: the origin standing for the parameter's history.
   std::vector<model::OriginId> ParameterOrigins;
-  /// By ValueId: the declaration a value stands for, if any.
-  std::vector<const clang::ValueDecl *> ValueDecls;
+  /// By parameter index: the value standing for the parameter.
+  std::vector<model::ValueId> ParameterValues;
   /// Blocks that lie on a cycle.
   std::vector<bool> InLoop;
   /// Blocks in reverse post-order.

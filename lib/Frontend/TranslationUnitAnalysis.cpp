@@ -165,22 +165,20 @@ Summary TranslationUnitAnalysis::summarise(const Analysed &A) {
     }
   }
   // Forward outputs stored into containers passed by reference.
-  if (!A.Result.ExitProvenance.empty())
-    for (unsigned P = 0; P < Function->getNumParams(); ++P) {
-      QualType Type = Function->getParamDecl(P)->getType();
-      if (!Type->isLValueReferenceType() ||
-          Type.getNonReferenceType().isConstQualified())
-        continue;
-      for (ValueId V = 0; V < T.ValueDecls.size(); ++V) {
-        if (T.ValueDecls[V] != Function->getParamDecl(P))
-          continue;
-        for (int O : A.Result.ExitProvenance[V].set_bits()) {
-          auto Forward = EffectOfOrigin.find(O);
-          if (Forward != EffectOfOrigin.end())
-            Sum.StoredOutputs.push_back({P, Forward->second});
-        }
-      }
+  for (unsigned P = 0; P < Function->getNumParams(); ++P) {
+    QualType Type = Function->getParamDecl(P)->getType();
+    if (!Type->isLValueReferenceType() ||
+        Type.getNonReferenceType().isConstQualified())
+      continue;
+    auto Exit = A.Result.ExitProvenance.find(T.ParameterValues[P]);
+    if (Exit == A.Result.ExitProvenance.end())
+      continue;
+    for (int O : Exit->second.set_bits()) {
+      auto Forward = EffectOfOrigin.find(O);
+      if (Forward != EffectOfOrigin.end())
+        Sum.StoredOutputs.push_back({P, Forward->second});
     }
+  }
   return Sum;
 }
 

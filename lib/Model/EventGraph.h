@@ -102,12 +102,17 @@ public:
   const Event &forwardOf(OriginId O) const;
   /// Input values with their origins, in the order they were added.
   llvm::ArrayRef<std::pair<ValueId, OriginId>> inputs() const { return Inputs; }
+  /// A value that outlives the function (a member, a global): its history
+  /// stays of interest where the function exits. Inputs always are.
+  void markEscaping(ValueId V) { Escaping.push_back(V); }
+  llvm::ArrayRef<ValueId> escaping() const { return Escaping; }
 
 private:
   std::vector<Block> Blocks;
   std::vector<ObjectInfo> Objects;
   std::vector<std::pair<unsigned, unsigned>> ForwardOfOrigin;
   std::vector<std::pair<ValueId, OriginId>> Inputs;
+  std::vector<ValueId> Escaping;
   unsigned NumValues = 0;
   unsigned NumOrigins = 0;
   unsigned Entry = 0;

@@ -1,6 +1,8 @@
 //===- HazardAnalysis.cpp -------------------------------------------------===//
 
 #include "HazardAnalysis.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SparseBitVector.h"
 #include <algorithm>
 #include <deque>
 #include <tuple>
@@ -9,12 +11,15 @@ namespace ddpguard {
 namespace model {
 namespace {
 
-/// Bit NumOrigins of a provenance set stands for "unknown history".
+using Origins = llvm::SparseBitVector<>;
+
+/// Origin index NumOrigins in a provenance set stands for "unknown history".
 struct State {
-  std::vector<llvm::SmallBitVector> Provenance;
-  llvm::SmallBitVector Live;
+  /// Only live values with a non-empty history.
+  llvm::DenseMap<ValueId, Origins> Provenance;
+  Origins Live;
   /// Clobbered[F1] = forwards that broadcast while F1's graph was live.
-  std::vector<llvm::SmallBitVector> Clobbered;
+  llvm::DenseMap<OriginId, Origins> Clobbered;
   bool Reached = false;
 
   bool join(const State &Other) {
@@ -24,18 +29,11 @@ struct State {
       *this = Other;
       return true;
     }
-    bool Changed = false;
-    auto Merge = [&Changed](llvm::SmallBitVector &Into,
-                            const llvm::SmallBitVector &From) {
-      llvm::SmallBitVector Before = Into;
-      Into |= From;
-      Changed |= Before != Into;
-    };
-    for (size_t V = 0; V < Provenance.size(); ++V)
-      Merge(Provenance[V], Other.Provenance[V]);
-    Merge(Live, Other.Live);
-    for (size_t O = 0; O < Clobbered.size(); ++O)
-      Merge(Clobbered[O], Other.Clobbered[O]);
+    bool Changed = Live |= Other.Live;
+    for (const auto &[Value, From] : Other.Provenance)
+      Changed |= Provenance[Value] |= From;
+    for (const auto &[Origin, From] : Other.Clobbered)
+      Changed |= Clobbered[Origin] |= From;
     return Changed;
   }
 };
@@ -48,44 +46,122 @@ public:
   AnalysisResult run();
 
 private:
+  void computeLiveness();
   State initialState() const;
+  /// Drops dead values, and forwards no live value derives from.
+  void prune(State &S, unsigned Block) const;
   /// Applies block B's events to S; with Result set, records what they show.
   void transfer(unsigned B, State &S, AnalysisResult *Result) const;
-  llvm::SmallBitVector provenanceOf(const State &S,
-                                    llvm::ArrayRef<ValueId> Values) const;
+  Origins provenanceOf(const State &S, llvm::ArrayRef<ValueId> Values) const;
+  static llvm::SmallBitVector dense(const Origins &O, unsigned Size);
 
   const EventGraph &G;
   unsigned NumOrigins;
   unsigned Unknown;
+  std::vector<llvm::BitVector> LiveIn;
 };
+
+void Analyzer::computeLiveness() {
+  auto Blocks = G.blocks();
+  unsigned N = G.numValues();
+  std::vector<std::vector<unsigned>> Predecessors(Blocks.size());
+  for (unsigned B = 0; B < Blocks.size(); ++B)
+    for (unsigned Succ : Blocks[B].Successors)
+      Predecessors[Succ].push_back(B);
+  llvm::BitVector ExitLive(N);
+  for (auto [Value, Origin] : G.inputs())
+    ExitLive.set(Value);
+  for (ValueId V : G.escaping())
+    ExitLive.set(V);
+  ExitLive.set(G.unknownValue());
+
+  LiveIn.assign(Blocks.size(), llvm::BitVector(N));
+  std::deque<unsigned> Worklist;
+  std::vector<bool> Queued(Blocks.size(), true);
+  for (unsigned B = 0; B < Blocks.size(); ++B)
+    Worklist.push_back(B);
+  while (!Worklist.empty()) {
+    unsigned B = Worklist.front();
+    Worklist.pop_front();
+    Queued[B] = false;
+    llvm::BitVector Live =
+        Blocks[B].Successors.empty() ? ExitLive : llvm::BitVector(N);
+    for (unsigned Succ : Blocks[B].Successors)
+      Live |= LiveIn[Succ];
+    for (const Event &E : llvm::reverse(Blocks[B].Events)) {
+      bool Kills = E.EventKind == Event::Kind::Forward ||
+                   (E.EventKind == Event::Kind::Derive && E.Strong);
+      if (Kills)
+        Live.reset(E.Target);
+      if (E.EventKind == Event::Kind::Derive && !E.Strong)
+        Live.set(E.Target);
+      for (ValueId V : E.Sources)
+        Live.set(V);
+    }
+    if (Live != LiveIn[B]) {
+      LiveIn[B] = std::move(Live);
+      for (unsigned Pred : Predecessors[B])
+        if (!Queued[Pred]) {
+          Queued[Pred] = true;
+          Worklist.push_back(Pred);
+        }
+    }
+  }
+}
 
 State Analyzer::initialState() const {
   State S;
   S.Reached = true;
-  S.Provenance.assign(G.numValues(), llvm::SmallBitVector(NumOrigins + 1));
   S.Provenance[G.unknownValue()].set(Unknown);
   for (auto [Value, Origin] : G.inputs())
     S.Provenance[Value].set(Origin);
-  S.Live.resize(NumOrigins);
-  S.Clobbered.assign(NumOrigins, llvm::SmallBitVector(NumOrigins));
   return S;
 }
 
-llvm::SmallBitVector
-Analyzer::provenanceOf(const State &S, llvm::ArrayRef<ValueId> Values) const {
-  llvm::SmallBitVector P(NumOrigins + 1);
-  for (ValueId V : Values)
-    P |= S.Provenance[V];
+void Analyzer::prune(State &S, unsigned Block) const {
+  const llvm::BitVector &Live = LiveIn[Block];
+  Origins Reachable;
+  for (auto It = S.Provenance.begin(); It != S.Provenance.end();) {
+    auto Current = It++;
+    if (!Live.test(Current->first) || Current->second.empty())
+      S.Provenance.erase(Current);
+    else
+      Reachable |= Current->second;
+  }
+  S.Live &= Reachable;
+  for (auto It = S.Clobbered.begin(); It != S.Clobbered.end();) {
+    auto Current = It++;
+    if (!S.Live.test(Current->first))
+      S.Clobbered.erase(Current);
+  }
+}
+
+Origins Analyzer::provenanceOf(const State &S,
+                               llvm::ArrayRef<ValueId> Values) const {
+  Origins P;
+  for (ValueId V : Values) {
+    auto It = S.Provenance.find(V);
+    if (It != S.Provenance.end())
+      P |= It->second;
+  }
   return P;
+}
+
+llvm::SmallBitVector Analyzer::dense(const Origins &O, unsigned Size) {
+  llvm::SmallBitVector Result(Size);
+  for (unsigned Bit : O)
+    if (Bit < Size)
+      Result.set(Bit);
+  return Result;
 }
 
 void Analyzer::transfer(unsigned B, State &S, AnalysisResult *Result) const {
   for (const Event &E : G.blocks()[B].Events) {
     switch (E.EventKind) {
     case Event::Kind::Derive: {
-      llvm::SmallBitVector P = provenanceOf(S, E.Sources);
+      Origins P = provenanceOf(S, E.Sources);
       if (E.Strong)
-        S.Provenance[E.Target] = P;
+        S.Provenance[E.Target] = std::move(P);
       else
         S.Provenance[E.Target] |= P;
       break;
@@ -93,47 +169,45 @@ void Analyzer::transfer(unsigned B, State &S, AnalysisResult *Result) const {
     case Event::Kind::Forward: {
       const ObjectInfo &Object = G.object(E.Object);
       if (Object.BroadcastsBuffers && Object.HasBuffers)
-        for (int O : S.Live.set_bits())
+        for (unsigned O : S.Live)
           if (G.forwardOf(O).Object == E.Object)
             S.Clobbered[O].set(E.Origin);
       // Under no_grad the output carries no history at all.
-      llvm::SmallBitVector P(NumOrigins + 1);
+      Origins P;
       if (E.GradEnabled) {
         P = provenanceOf(S, E.Sources);
         P.set(E.Origin);
         S.Live.set(E.Origin);
       }
-      S.Provenance[E.Target] = P;
+      S.Provenance[E.Target] = std::move(P);
       break;
     }
     case Event::Kind::Backward: {
-      llvm::SmallBitVector P = provenanceOf(S, E.Sources);
+      Origins P = provenanceOf(S, E.Sources);
       bool ThroughUnknown = P.test(Unknown);
-      P.resize(NumOrigins);
+      P.reset(Unknown);
       if (ThroughUnknown)
         P |= S.Live;
       if (Result) {
-        for (int O : P.set_bits())
-          if (S.Live.test(O))
-            for (int Second : S.Clobbered[O].set_bits())
-              Result->Hazards.push_back(
-                  {static_cast<OriginId>(O), static_cast<OriginId>(Second),
-                   E.Site});
-        Result->Backwards.push_back({E.Site, P, E.RetainGraph, ThroughUnknown});
+        for (unsigned O : P) {
+          auto Clobbers = S.Clobbered.find(O);
+          if (S.Live.test(O) && Clobbers != S.Clobbered.end())
+            for (unsigned Second : Clobbers->second)
+              Result->Hazards.push_back({O, Second, E.Site});
+        }
+        Result->Backwards.push_back(
+            {E.Site, dense(P, NumOrigins), E.RetainGraph, ThroughUnknown});
       }
       if (!E.RetainGraph)
-        for (int O : P.set_bits()) {
+        for (unsigned O : P) {
           S.Live.reset(O);
-          S.Clobbered[O].reset();
+          S.Clobbered.erase(O);
         }
       break;
     }
     case Event::Kind::Return:
-      if (Result) {
-        llvm::SmallBitVector P = provenanceOf(S, E.Sources);
-        P.resize(NumOrigins);
-        Result->ReturnedOrigins |= P;
-      }
+      if (Result)
+        Result->ReturnedOrigins |= dense(provenanceOf(S, E.Sources), NumOrigins);
       break;
     }
   }
@@ -141,31 +215,35 @@ void Analyzer::transfer(unsigned B, State &S, AnalysisResult *Result) const {
 
 AnalysisResult Analyzer::run() {
   auto Blocks = G.blocks();
-  std::vector<State> In(Blocks.size());
-  if (!Blocks.empty())
-    In[G.entry()] = initialState();
+  AnalysisResult Result;
+  Result.ReturnedOrigins.resize(NumOrigins);
+  if (Blocks.empty())
+    return Result;
+  computeLiveness();
 
-  std::deque<unsigned> Worklist;
+  std::vector<State> In(Blocks.size());
+  In[G.entry()] = initialState();
+  prune(In[G.entry()], G.entry());
+  std::deque<unsigned> Worklist{G.entry()};
   std::vector<bool> Queued(Blocks.size(), false);
-  if (!Blocks.empty()) {
-    Worklist.push_back(G.entry());
-    Queued[G.entry()] = true;
-  }
+  Queued[G.entry()] = true;
   while (!Worklist.empty()) {
     unsigned B = Worklist.front();
     Worklist.pop_front();
     Queued[B] = false;
     State Out = In[B];
     transfer(B, Out, nullptr);
-    for (unsigned Succ : Blocks[B].Successors)
-      if (In[Succ].join(Out) && !Queued[Succ]) {
+    for (unsigned Succ : Blocks[B].Successors) {
+      // Pruning before the join keeps the join monotone.
+      State Into = Out;
+      prune(Into, Succ);
+      if (In[Succ].join(Into) && !Queued[Succ]) {
         Queued[Succ] = true;
         Worklist.push_back(Succ);
       }
+    }
   }
 
-  AnalysisResult Result;
-  Result.ReturnedOrigins.resize(NumOrigins);
   State Exit;
   for (unsigned B = 0; B < Blocks.size(); ++B) {
     if (!In[B].Reached)
@@ -175,11 +253,8 @@ AnalysisResult Analyzer::run() {
     if (Blocks[B].Successors.empty())
       Exit.join(Out);
   }
-  if (Exit.Reached)
-    for (auto &P : Exit.Provenance) {
-      P.resize(NumOrigins);
-      Result.ExitProvenance.push_back(P);
-    }
+  for (const auto &[Value, P] : Exit.Provenance)
+    Result.ExitProvenance[Value] = dense(P, NumOrigins);
 
   auto Key = [](const Hazard &H) {
     return std::make_tuple(H.SecondForward, H.FirstForward, H.Backward);

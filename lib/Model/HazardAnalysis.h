@@ -10,12 +10,18 @@
 // that broadcast after it. A backward through a clobbered live forward is a
 // hazard.
 //
+// A value no later event reads is dropped from the state, and so is a forward
+// no remaining value derives from: no backward can reach its graph any more.
+// This keeps the state proportional to what is live, so long functions are
+// analysed in near-linear time.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DDPGUARD_MODEL_HAZARDANALYSIS_H
 #define DDPGUARD_MODEL_HAZARDANALYSIS_H
 
 #include "EventGraph.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include <vector>
 
@@ -45,8 +51,8 @@ struct AnalysisResult {
   /// Origins that flow into a returned value.
   llvm::SmallBitVector ReturnedOrigins;
   std::vector<BackwardUse> Backwards;
-  /// Provenance of every value where the function exits.
-  std::vector<llvm::SmallBitVector> ExitProvenance;
+  /// Provenance of the inputs and escaping values where the function exits.
+  llvm::DenseMap<ValueId, llvm::SmallBitVector> ExitProvenance;
 };
 
 AnalysisResult analyzeHazards(const EventGraph &Graph);
