@@ -11,6 +11,7 @@
 
 #include "Frontend/TranslationUnitAnalysis.h"
 #include "clang/Basic/Diagnostic.h"
+#include "llvm/ADT/DenseSet.h"
 #include <string>
 #include <vector>
 
@@ -27,8 +28,27 @@ struct FixOutcome {
 FixOutcome makeBroadcastFix(const clangfe::Construction &C,
                             clang::ASTContext &Context);
 
-FixOutcome makeFuseFix(const clangfe::Finding &F, clangfe::DDPObjects &Objects,
-                       clang::ASTContext &Context);
+/// Makes fuse fixes; indexes each function's statement blocks once, so that
+/// many findings in one long function stay cheap.
+class FuseFixer {
+public:
+  FuseFixer(clangfe::DDPObjects &Objects, clang::ASTContext &Context)
+      : Objects(Objects), Context(Context) {}
+  FixOutcome make(const clangfe::Finding &F);
+
+private:
+  /// Where a statement holding a forward sits: its block and index there.
+  struct Position {
+    const clang::CompoundStmt *Block;
+    unsigned Index;
+  };
+  void index(const clang::FunctionDecl *Function);
+
+  clangfe::DDPObjects &Objects;
+  clang::ASTContext &Context;
+  llvm::DenseSet<const clang::FunctionDecl *> Indexed;
+  llvm::DenseMap<const clang::Expr *, Position> Positions;
+};
 
 } // namespace fix
 } // namespace ddpguard

@@ -89,8 +89,24 @@ std::string argumentsText(const ForwardCall &Call, const ASTContext &Context) {
 
 } // namespace
 
-FixOutcome makeFuseFix(const Finding &F, DDPObjects &Objects,
-                       ASTContext &Context) {
+void FuseFixer::index(const FunctionDecl *Function) {
+  if (!Indexed.insert(Function).second)
+    return;
+  forEachStmt(Function->getBody(), [&](const Stmt *S) {
+    const auto *Block = dyn_cast<CompoundStmt>(S);
+    if (!Block)
+      return;
+    unsigned Index = 0;
+    for (const Stmt *Child : Block->body()) {
+      if (std::optional<ForwardStatement> Statement =
+              asForwardStatement(Child, Objects))
+        Positions[Statement->Forward.Call] = {Block, Index};
+      ++Index;
+    }
+  });
+}
+
+FixOutcome FuseFixer::make(const Finding &F) {
   std::optional<ForwardCall> Second = Objects.matchForward(F.Second.Call);
   const WrapperRule *Rule = Second ? Second->Rule : nullptr;
   if (F.Second.Via || F.First.Via)
@@ -102,43 +118,35 @@ FixOutcome makeFuseFix(const Finding &F, DDPObjects &Objects,
   if (F.Loop)
     return reason("the forwards are different iterations of a loop");
 
-  // Find the run of consecutive forward statements holding both calls.
+  // The run of consecutive forward statements on the object that holds both
+  // calls: from the first forward's statement onwards.
+  index(F.Function);
   std::vector<ForwardStatement> Run;
-  bool HasFirst = false, HasSecond = false;
-  forEachStmt(F.Function->getBody(), [&](const Stmt *S) {
-    const auto *Block = dyn_cast<CompoundStmt>(S);
-    if (!Block || !Run.empty())
-      return;
-    std::vector<ForwardStatement> Current;
-    auto Flush = [&] {
-      if (HasFirst && HasSecond && Run.empty())
-        Run = Current;
-      Current.clear();
-      HasFirst = HasSecond = false;
-    };
-    for (const Stmt *Child : Block->body()) {
-      std::optional<ForwardStatement> Statement =
-          asForwardStatement(Child, Objects);
+  auto FirstAt = Positions.find(F.First.Call);
+  auto SecondAt = Positions.find(F.Second.Call);
+  if (FirstAt != Positions.end() && SecondAt != Positions.end() &&
+      FirstAt->second.Block == SecondAt->second.Block) {
+    auto Body = FirstAt->second.Block->body();
+    for (auto It = Body.begin() + FirstAt->second.Index; It != Body.end(); ++It) {
+      std::optional<ForwardStatement> Statement = asForwardStatement(*It, Objects);
       bool Continues =
           Statement && Statement->Forward.Object == F.Object &&
-          (Current.empty() ||
-           (Statement->IsDeclaration == Current.front().IsDeclaration &&
-            llvm::none_of(Current, [&](const ForwardStatement &Earlier) {
+          (Run.empty() ||
+           (Statement->IsDeclaration == Run.front().IsDeclaration &&
+            llvm::none_of(Run, [&](const ForwardStatement &Earlier) {
               return llvm::any_of(Statement->Forward.Args, [&](const Expr *Arg) {
                 return mentions(Arg, Earlier.Output);
               });
             })));
-      if (!Continues) {
-        Flush();
-        if (!Statement || Statement->Forward.Object != F.Object)
-          continue;
-      }
-      HasFirst |= Statement->Forward.Call == F.First.Call;
-      HasSecond |= Statement->Forward.Call == F.Second.Call;
-      Current.push_back(*Statement);
+      if (!Continues)
+        break;
+      Run.push_back(*Statement);
     }
-    Flush();
-  });
+    if (llvm::none_of(Run, [&](const ForwardStatement &Statement) {
+          return Statement.Forward.Call == F.Second.Call;
+        }))
+      Run.clear();
+  }
   if (Run.empty())
     return reason("the forwards are not consecutive statements in one block "
                   "that each store one output");

@@ -495,22 +495,33 @@ void Translator::computeOrder(const CFG &Cfg) {
     Stack.pop_back();
   }
   Result.Order.assign(PostOrder.rbegin(), PostOrder.rend());
-  // A block is in a loop when it can reach itself.
-  for (unsigned B = 0; B < N; ++B) {
-    if (Result.Graph.blocks()[B].Events.empty())
+  // A block is in a loop when its strongly connected component has a cycle:
+  // Kosaraju's second pass over the reversed graph, in reverse post-order.
+  std::vector<std::vector<unsigned>> Predecessors(N);
+  for (unsigned B = 0; B < N; ++B)
+    for (unsigned Succ : Successors(B))
+      Predecessors[Succ].push_back(B);
+  std::vector<int> Component(N, -1);
+  int Components = 0;
+  for (unsigned Root : Result.Order) {
+    if (Component[Root] != -1)
       continue;
-    std::vector<char> Seen(N, 0);
-    std::vector<unsigned> Work(Successors(B).begin(), Successors(B).end());
-    while (!Work.empty() && !Result.InLoop[B]) {
+    std::vector<unsigned> Members, Work{Root};
+    Component[Root] = Components;
+    while (!Work.empty()) {
       unsigned X = Work.back();
       Work.pop_back();
-      if (X == B)
-        Result.InLoop[B] = true;
-      else if (!Seen[X]) {
-        Seen[X] = 1;
-        Work.insert(Work.end(), Successors(X).begin(), Successors(X).end());
-      }
+      Members.push_back(X);
+      for (unsigned Pred : Predecessors[X])
+        if (Component[Pred] == -1 && State[Pred] == 2) {
+          Component[Pred] = Components;
+          Work.push_back(Pred);
+        }
     }
+    bool Cyclic = Members.size() > 1 || llvm::is_contained(Successors(Root), Root);
+    for (unsigned X : Members)
+      Result.InLoop[X] = Cyclic;
+    ++Components;
   }
 }
 

@@ -57,6 +57,7 @@ void MultipleForwardBeforeBackwardCheck::check(
     Context = Result.Context;
     Analysis = std::make_unique<TranslationUnitAnalysis>(
         *Result.Context, Rules, AssumeModulesHaveBuffers);
+    Fuser = std::make_unique<fix::FuseFixer>(Analysis->objects(), *Context);
   }
   if (Function->hasBody() && !Function->isDependentContext())
     Analysis->addCandidate(Function);
@@ -67,6 +68,7 @@ void MultipleForwardBeforeBackwardCheck::onEndOfTranslationUnit() {
     return;
   for (const Finding &F : Analysis->run())
     report(F);
+  Fuser.reset();
   Analysis.reset();
   BroadcastFixed.clear();
   FuseFixed.clear();
@@ -90,7 +92,7 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   std::string Name = F.Object->getNameAsString();
 
   fix::FixOutcome Broadcast = fix::makeBroadcastFix(C, *Context);
-  fix::FixOutcome Fuse = fix::makeFuseFix(F, Analysis->objects(), *Context);
+  fix::FixOutcome Fuse = Fuser->make(F);
   bool FuseFirst = FixMode == "fuse";
   // One fix per construction and per fused run, whatever number of warnings.
   // A warning whose fix an earlier warning already carries offers no other

@@ -17,6 +17,7 @@
 #ifndef DDPGUARD_TIDY_MULTIPLEFORWARDBEFOREBACKWARDCHECK_H
 #define DDPGUARD_TIDY_MULTIPLEFORWARDBEFOREBACKWARDCHECK_H
 
+#include "Fix/Fixes.h"
 #include "Frontend/TranslationUnitAnalysis.h"
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseSet.h"
@@ -46,6 +47,7 @@ private:
   bool AssumeModulesHaveBuffers;
   RuleSet Rules;
   std::unique_ptr<clangfe::TranslationUnitAnalysis> Analysis;
+  std::unique_ptr<fix::FuseFixer> Fuser;
   clang::ASTContext *Context = nullptr;
   llvm::DenseSet<const clang::ValueDecl *> BroadcastFixed;
   llvm::DenseSet<const clang::Stmt *> FuseFixed;

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Checker benchmarks. Prints ratios against baselines measured in the same
+run (absolute times on shared machines mean little):
+
+  1. a translation unit that includes <torch/torch.h> (the bundled example):
+     clang-tidy with ddp-multiple-forward-before-backward over clang++ -fsyntax-only
+     (parse only) with the same flags; bugprone-use-after-move for scale;
+  2. a generated 5,000-line training file: the same ratio;
+  3. scaling: the check's own time on a generated function 10x larger over
+     1x; its own time is the run minus the same clang-tidy run with a trivial
+     check (readability-delete-null-pointer), which pays clang-tidy's fixed
+     costs and the AST traversal but no analysis.
+
+  run.py --build <build dir> [--runs N]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHECK = "ddp-multiple-forward-before-backward"
+
+
+def timed(cmd):
+    start = time.perf_counter()
+    result = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode not in (0, 1):
+        sys.exit(f"failed: {' '.join(cmd)}\n{result.stderr}")
+    return elapsed
+
+
+def medians(commands, runs):
+    """Runs the commands interleaved, runs times each; returns their medians."""
+    samples = [[] for _ in commands]
+    for _ in range(runs):
+        for i, cmd in enumerate(commands):
+            samples[i].append(timed(cmd))
+    return [statistics.median(s) for s in samples]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--clang-tidy", default="clang-tidy-19")
+    parser.add_argument("--clangxx", default="clang++-19")
+    args = parser.parse_args()
+    plugin = os.path.join(args.build, "lib", "ddpguard-tidy.so")
+    torch_flags = ["-std=c++17", "-DUSE_C10D_GLOO", "-DUSE_DISTRIBUTED",
+                   "-isystem", "/usr/include/torch/csrc/api/include",
+                   "-I", os.path.join(ROOT, "runtime", "include")]
+    mock_flags = ["-std=c++17", "-isystem", os.path.join(ROOT, "test", "lit", "Inputs", "mock")]
+
+    def check(path, flags, checks=CHECK):
+        return [args.clang_tidy, "--load=" + plugin, f"-checks=-*,{checks}", path, "--"] + flags
+
+    def parse(path, flags):
+        return [args.clangxx, "-fsyntax-only", path] + flags
+
+    work = tempfile.mkdtemp(prefix="ddpguard-bench-")
+    generate = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generate.py")
+
+    example = os.path.join(ROOT, "examples", "contrastive", "train.cpp")
+    check_t, parse_t, uam_t = medians(
+        [check(example, torch_flags), parse(example, torch_flags),
+         check(example, torch_flags, "bugprone-use-after-move")], args.runs)
+    print(f"torch TU ({os.path.relpath(example, ROOT)}): parse {parse_t:.2f} s, "
+          f"check {check_t:.2f} s, use-after-move {uam_t:.2f} s")
+    print(f"  ratio check/parse = {check_t / parse_t:.3f}  (goal <= 1.05; "
+          f"use-after-move/parse = {uam_t / parse_t:.3f})")
+
+    training = os.path.join(work, "training.cpp")
+    subprocess.run([sys.executable, generate, "training", "5000", training], check=True)
+    check_t, parse_t = medians([check(training, torch_flags), parse(training, torch_flags)], args.runs)
+    print(f"generated 5,000-line training file: parse {parse_t:.2f} s, check {check_t:.2f} s")
+    print(f"  ratio check/parse = {check_t / parse_t:.3f}  (goal <= 1.05)")
+
+    sizes = {}
+    for name, units in (("1x", 500), ("10x", 5000)):
+        path = os.path.join(work, f"function-{name}.cpp")
+        subprocess.run([sys.executable, generate, "function", str(units), path], check=True)
+        # Mock headers keep parsing small, so the analysis itself shows.
+        with open(path) as f:
+            text = f.read().replace("#include <torch/torch.h>\n", "")
+        with open(path, "w") as f:
+            f.write(text)
+        check_t, trivial_t = medians(
+            [check(path, mock_flags), check(path, mock_flags, "readability-delete-null-pointer")],
+            max(args.runs, 5))
+        sizes[name] = max(check_t - trivial_t, 1e-3)
+        print(f"function {name} ({units} blocks): trivial check {trivial_t:.2f} s, "
+              f"check {check_t:.2f} s, analysis {sizes[name]:.3f} s")
+    print(f"  scaling ratio 10x/1x = {sizes['10x'] / sizes['1x']:.2f}  (goal <= 12, linear = 10)")
+
+
+if __name__ == "__main__":
+    main()
