@@ -10,15 +10,9 @@ packages=(
   libgtest-dev libgmock-dev
   libtorch-dev libgloo-dev python3-torch
 )
-if [[ "${DDPGUARD_NO_TORCH:-0}" == 1 ]]; then
-  packages=("${packages[@]/libtorch-dev}")
-  packages=("${packages[@]/libgloo-dev}")
-  packages=("${packages[@]/python3-torch}")
-fi
 
 missing=()
 for p in "${packages[@]}"; do
-  [[ -z "$p" ]] && continue
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
