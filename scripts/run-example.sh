@@ -37,7 +37,7 @@ if examples/run.sh -n 2 -t 300 examples/contrastive/train.cpp >"$work/original.l
   echo "the original trained: the checker's finding was not confirmed" >&2
   exit 1
 fi
-grep -E "ddpguard|modified by an inplace operation" "$work/original.log" | sort -u | head -20
+grep -E "ddpguard|modified by an inplace operation" "$work/original.log" | awk '!seen[$0]++' | head -20
 
 status=0
 for mode in broadcast fuse; do
