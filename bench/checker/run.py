@@ -10,16 +10,20 @@ run (absolute times on shared machines mean little):
      traversal) and clang++ -fsyntax-only with the same flags;
      bugprone-use-after-move for scale;
   2. a generated 5,000-line training file: the same ratio;
-  3. scaling: the check's own time on a generated function 10x larger over
-     1x; its own time is the run minus the same clang-tidy run with a trivial
-     check (readability-delete-null-pointer), which pays clang-tidy's fixed
-     costs and the AST traversal but no analysis.
+  3. scaling: the check's own work on a generated function 10x larger over
+     1x, in instructions (valgrind's callgrind: repeatable, unlike seconds on
+     a shared machine); its own work is the run minus the same clang-tidy run
+     with the trivial check, which pays clang-tidy's fixed costs and the AST
+     traversal but no analysis.
+
+Wall times are the best of --runs interleaved runs: noise on a shared machine
+only ever adds time.
 
   run.py --build <build dir> [--runs N]
 """
 import argparse
 import os
-import statistics
+import re
 import subprocess
 import sys
 import tempfile
@@ -39,13 +43,23 @@ def timed(cmd):
     return elapsed
 
 
-def medians(commands, runs):
-    """Runs the commands interleaved, runs times each; returns their medians."""
+def best(commands, runs):
+    """Runs the commands interleaved, runs times each; returns their minima."""
     samples = [[] for _ in commands]
     for _ in range(runs):
         for i, cmd in enumerate(commands):
             samples[i].append(timed(cmd))
-    return [statistics.median(s) for s in samples]
+    return [min(s) for s in samples]
+
+
+def instructions(cmd):
+    """Instructions the command executes, counted by callgrind."""
+    result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + cmd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    match = re.search(r"Collected : (\d+)", result.stderr)
+    if not match:
+        sys.exit(f"callgrind failed: {' '.join(cmd)}\n{result.stderr[-2000:]}")
+    return int(match.group(1))
 
 
 def main():
@@ -71,7 +85,7 @@ def main():
     generate = os.path.join(os.path.dirname(os.path.abspath(__file__)), "generate.py")
 
     def parse_ratios(label, path):
-        check_t, trivial_t, parse_t, uam_t = medians(
+        check_t, trivial_t, parse_t, uam_t = best(
             [check(path, torch_flags), check(path, torch_flags, TRIVIAL),
              parse(path, torch_flags), check(path, torch_flags, "bugprone-use-after-move")],
             args.runs)
@@ -96,12 +110,11 @@ def main():
             text = f.read().replace("#include <torch/torch.h>\n", "")
         with open(path, "w") as f:
             f.write(text)
-        check_t, trivial_t = medians(
-            [check(path, mock_flags), check(path, mock_flags, TRIVIAL)],
-            max(args.runs, 5))
-        sizes[name] = max(check_t - trivial_t, 1e-3)
-        print(f"function {name} ({units} blocks): trivial check {trivial_t:.2f} s, "
-              f"check {check_t:.2f} s, analysis {sizes[name]:.3f} s")
+        check_i = instructions(check(path, mock_flags))
+        trivial_i = instructions(check(path, mock_flags, TRIVIAL))
+        sizes[name] = check_i - trivial_i
+        print(f"function {name} ({units} blocks): trivial check {trivial_i / 1e9:.3f} G instructions, "
+              f"check {check_i / 1e9:.3f} G, analysis {sizes[name] / 1e9:.3f} G")
     print(f"  scaling ratio 10x/1x = {sizes['10x'] / sizes['1x']:.2f}  (goal <= 12, linear = 10)")
 
 
