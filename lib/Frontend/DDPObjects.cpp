@@ -196,6 +196,12 @@ std::optional<bool> DDPObjects::evaluateBool(const Expr *E) {
   return std::nullopt;
 }
 
+static BroadcastState stateOf(std::optional<bool> Value) {
+  if (!Value)
+    return BroadcastState::Unknown;
+  return *Value ? BroadcastState::SetTrue : BroadcastState::SetFalse;
+}
+
 /// The constructing expression inside an initializer: a constructor call,
 /// std::make_shared/make_unique, or new.
 static const Expr *constructingExpr(const Expr *Init,
@@ -296,10 +302,7 @@ void DDPObjects::evaluateOptions(Construction &C, const Expr *Options) {
       if (Method && methodName(Method) == Setting.Setter &&
           Call->getNumArgs() == 1) {
         C.Setting = Call->getArg(0);
-        std::optional<bool> Value = evaluateBool(C.Setting);
-        C.Broadcast = !Value ? BroadcastState::Unknown
-                      : *Value ? BroadcastState::SetTrue
-                               : BroadcastState::SetFalse;
+        C.Broadcast = stateOf(evaluateBool(C.Setting));
         return;
       }
       E = skipImplicit(Call->getImplicitObjectArgument());
@@ -333,10 +336,7 @@ void DDPObjects::evaluateOptions(Construction &C, const Expr *Options) {
       });
       if (LastSetter) {
         C.Setting = LastSetter->getArg(0);
-        std::optional<bool> Value = evaluateBool(C.Setting);
-        C.Broadcast = !Value ? BroadcastState::Unknown
-                      : *Value ? BroadcastState::SetTrue
-                               : BroadcastState::SetFalse;
+        C.Broadcast = stateOf(evaluateBool(C.Setting));
         return;
       }
       if (isa<ParmVarDecl>(Var) || !Var->getInit()) {
@@ -379,10 +379,7 @@ void DDPObjects::evaluateBroadcast(Construction &C) {
     return;
   case BroadcastSetting::Kind::ConstructorArgument:
     if ((C.Setting = Argument())) {
-      std::optional<bool> Value = evaluateBool(C.Setting);
-      C.Broadcast = !Value ? BroadcastState::Unknown
-                    : *Value ? BroadcastState::SetTrue
-                             : BroadcastState::SetFalse;
+      C.Broadcast = stateOf(evaluateBool(C.Setting));
     } else {
       C.Broadcast = BroadcastState::Default;
     }
@@ -399,10 +396,7 @@ void DDPObjects::evaluateBroadcast(Construction &C) {
           objectOf(Member->getBase()) != C.Object)
         return;
       C.Setting = Value;
-      std::optional<bool> Known = evaluateBool(Value);
-      C.Broadcast = !Known ? BroadcastState::Unknown
-                    : *Known ? BroadcastState::SetTrue
-                             : BroadcastState::SetFalse;
+      C.Broadcast = stateOf(evaluateBool(Value));
     });
     return;
   }
