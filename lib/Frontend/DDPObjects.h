@@ -101,7 +101,6 @@ public:
   const Construction &construction(const clang::ValueDecl *Object);
 
   clang::ASTContext &context() const { return Context; }
-  const RuleSet &rules() const { return Rules; }
 
 private:
   enum class Buffers { No, Yes, Unknown };
