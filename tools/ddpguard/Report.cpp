@@ -1,6 +1,7 @@
 //===- Report.cpp ---------------------------------------------------------===//
 
 #include "Report.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -97,11 +98,26 @@ void writeJson(llvm::raw_ostream &OS, const std::vector<ClangTidyError> &Finding
      << "\n";
 }
 
-static std::string fileUri(llvm::StringRef Path) {
+/// A file:// URI (RFC 8089) for Path: every byte of the absolute path but the
+/// unreserved characters of RFC 3986 and the '/' separators is
+/// percent-encoded, so '#', '?', spaces, '%' and UTF-8 bytes survive a
+/// consumer's URI parser.
+std::string fileUri(llvm::StringRef Path) {
   llvm::SmallString<256> Absolute(Path);
   llvm::sys::fs::make_absolute(Absolute);
   llvm::sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
-  return ("file://" + Absolute).str();
+  std::string Uri = "file://";
+  for (unsigned char C : Absolute) {
+    if (llvm::isAlnum(C) || C == '-' || C == '.' || C == '_' || C == '~' ||
+        C == '/') {
+      Uri += static_cast<char>(C);
+      continue;
+    }
+    Uri += '%';
+    Uri += llvm::hexdigit(C >> 4, /*LowerCase=*/false);
+    Uri += llvm::hexdigit(C & 15, /*LowerCase=*/false);
+  }
+  return Uri;
 }
 
 static json::Object sarifLocation(const DiagnosticMessage &M, LineTable &Lines) {

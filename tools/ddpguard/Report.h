@@ -27,6 +27,9 @@ struct FileProblem {
   std::string Message;
 };
 
+/// The percent-encoded file:// URI of a path (RFC 3986, RFC 8089).
+std::string fileUri(llvm::StringRef Path);
+
 void writeText(llvm::raw_ostream &OS,
                const std::vector<clang::tidy::ClangTidyError> &Findings,
                LineTable &Lines);
