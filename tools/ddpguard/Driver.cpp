@@ -218,6 +218,30 @@ void printErrors(const std::vector<FileProblem> &Errors) {
     errs() << "ddpguard: error: " << E.File << ": " << E.Message << "\n";
 }
 
+/// Writes the exported fixes; a failure (no such directory, a full disk) is
+/// an error, and a partly written regular file is removed.
+Error writeExport(StringRef Path, StringRef Contents) {
+  std::error_code EC;
+  raw_fd_ostream OS(Path, EC, sys::fs::OF_Text);
+  if (EC)
+    return createStringError(EC, "cannot write the exported fixes: %s",
+                             EC.message().c_str());
+  OS << Contents;
+  OS.close();
+  if (!OS.has_error())
+    return Error::success();
+  std::error_code WriteError = OS.error();
+  OS.clear_error();
+  sys::fs::file_status Status;
+  bool Regular = !sys::fs::status(Path, Status) &&
+                 Status.type() == sys::fs::file_type::regular_file;
+  if (Regular)
+    sys::fs::remove(Path);
+  return createStringError(WriteError, "cannot write the exported fixes: %s%s",
+                           WriteError.message().c_str(),
+                           Regular ? " (the partial file was removed)" : "");
+}
+
 /// The compile commands: flags after '--', the database in -p <dir>, or one
 /// found above the first file. Never guesses empty flags.
 std::unique_ptr<tooling::CompilationDatabase>
@@ -312,14 +336,11 @@ int main(int argc, const char **argv) {
   }
 
   if (!ExportFixes.empty()) {
-    std::error_code EC;
-    raw_fd_ostream OS(ExportFixes, EC, sys::fs::OF_Text);
-    if (EC) {
-      errs() << "ddpguard: error: cannot write '" << ExportFixes
-             << "': " << EC.message() << "\n";
-      return 2;
-    }
-    exportReplacements(Files.empty() ? "" : Files.front(), Findings, OS);
+    std::string Yaml;
+    raw_string_ostream YamlStream(Yaml);
+    exportReplacements(Files.empty() ? "" : Files.front(), Findings, YamlStream);
+    if (Error Err = writeExport(ExportFixes, Yaml))
+      Errors.push_back({ExportFixes, toString(std::move(Err))});
   }
 
   LineTable Lines;
@@ -370,6 +391,14 @@ int main(int argc, const char **argv) {
   }
 
   printErrors(Errors);
+  // A report that did not reach its reader is no pass.
+  outs().flush();
+  if (outs().has_error()) {
+    errs() << "ddpguard: error: cannot write the report to standard output: "
+           << outs().error().message() << "\n";
+    outs().clear_error();
+    return 2;
+  }
   if (!Errors.empty())
     return 2;
   return Clean ? 0 : 1;
