@@ -63,6 +63,11 @@ static cl::list<std::string> Rules("rules",
                                    cl::value_desc("file"), cl::cat(Category));
 static cl::opt<unsigned> Jobs("j", cl::desc("Files checked in parallel"),
                               cl::init(1), cl::cat(Category));
+static cl::opt<bool> ShowCompilerWarnings(
+    "show-compiler-warnings",
+    cl::desc("Also print the compiler's own warnings (those the compile "
+             "flags enable); they do not change the exit status"),
+    cl::cat(Category));
 static cl::opt<bool> AssumeBuffers(
     "assume-modules-have-buffers",
     cl::desc("Report even when the wrapped module provably has no buffers"),
@@ -94,9 +99,15 @@ private:
       bool HasResourceDir = llvm::any_of(Command.CommandLine, [](StringRef A) {
         return A.starts_with("-resource-dir");
       });
-      if (!HasResourceDir && !Command.CommandLine.empty())
+      if (Command.CommandLine.empty())
+        continue;
+      if (!HasResourceDir)
         Command.CommandLine.insert(Command.CommandLine.begin() + 1,
                                    "-resource-dir=" DDPGUARD_CLANG_RESOURCE_DIR);
+      // Without carets the front end does not print its own "N warnings
+      // generated." line; the warnings themselves reach us as diagnostics.
+      Command.CommandLine.insert(Command.CommandLine.begin() + 1,
+                                 "-fno-caret-diagnostics");
     }
     return Commands;
   }
@@ -105,12 +116,15 @@ private:
 
 struct FileResult {
   std::vector<ClangTidyError> Findings;
+  std::vector<ClangTidyError> CompilerWarnings;
   std::optional<FileProblem> ParseError;
 };
 
 ClangTidyOptions overrideOptions() {
   ClangTidyOptions Options;
   Options.Checks = std::string("-*,") + CheckName;
+  if (ShowCompilerWarnings)
+    *Options.Checks += ",clang-diagnostic-*";
   auto Set = [&](StringRef Name, std::string Value) {
     Options.CheckOptions[(Twine(CheckName) + "." + Name).str()] =
         ClangTidyOptions::ClangTidyValue(Value);
@@ -189,6 +203,9 @@ FileResult checkFile(const std::string &File,
     }
     if (E.DiagnosticName == CheckName)
       Result.Findings.push_back(std::move(E));
+    else if (ShowCompilerWarnings &&
+             StringRef(E.DiagnosticName).starts_with("clang-diagnostic-"))
+      Result.CompilerWarnings.push_back(std::move(E));
   }
   return Result;
 }
@@ -306,7 +323,9 @@ int main(int argc, const char **argv) {
     }
   }
 
-  std::vector<FileProblem> Errors;
+  RunReport Report;
+  std::vector<FileProblem> &Errors = Report.Errors;
+  std::vector<ClangTidyError> &Findings = Report.Findings;
   std::vector<std::string> Files;
   for (const std::string &File : SourcePaths) {
     if (!sys::fs::exists(File)) {
@@ -324,7 +343,6 @@ int main(int argc, const char **argv) {
   std::vector<FileResult> Results = checkFiles(Files, Database);
 
   // A header seen from several files is reported once.
-  std::vector<ClangTidyError> Findings;
   std::set<std::tuple<std::string, unsigned, std::string>> Seen;
   for (FileResult &R : Results) {
     if (R.ParseError)
@@ -333,6 +351,10 @@ int main(int argc, const char **argv) {
       if (Seen.insert({F.Message.FilePath, F.Message.FileOffset, F.Message.Message})
               .second)
         Findings.push_back(std::move(F));
+    for (ClangTidyError &W : R.CompilerWarnings)
+      if (Seen.insert({W.Message.FilePath, W.Message.FileOffset, W.Message.Message})
+              .second)
+        Report.CompilerWarnings.push_back(std::move(W));
   }
 
   if (!ExportFixes.empty()) {
@@ -346,13 +368,13 @@ int main(int argc, const char **argv) {
   LineTable Lines;
   switch (Format) {
   case FormatKind::Text:
-    writeText(outs(), Findings, Lines);
+    writeText(outs(), Report, Lines);
     break;
   case FormatKind::Json:
-    writeJson(outs(), Findings, Errors, Lines);
+    writeJson(outs(), Report, Lines);
     break;
   case FormatKind::Sarif:
-    writeSarif(outs(), Findings, Errors, Lines);
+    writeSarif(outs(), Report, Lines);
     break;
   }
 

@@ -41,14 +41,29 @@ static void writeMessage(llvm::raw_ostream &OS, const DiagnosticMessage &M,
      << M.Message << Suffix << "\n";
 }
 
-void writeText(llvm::raw_ostream &OS, const std::vector<ClangTidyError> &Findings,
+/// The warning option of a compiler warning: clang-diagnostic-unused-variable
+/// is -Wunused-variable; a warning without an option has none.
+static std::string warningOption(const ClangTidyError &W) {
+  llvm::StringRef Name(W.DiagnosticName);
+  if (!Name.consume_front("clang-diagnostic-") || Name == "warning")
+    return "";
+  return ("-W" + Name).str();
+}
+
+static void writeTextItem(llvm::raw_ostream &OS, const ClangTidyError &F,
+                          llvm::StringRef Tag, LineTable &Lines) {
+  writeMessage(OS, F.Message, "warning",
+               Tag.empty() ? std::string() : (" [" + Tag + "]").str(), Lines);
+  for (const DiagnosticMessage &Note : F.Notes)
+    writeMessage(OS, Note, "note", "", Lines);
+}
+
+void writeText(llvm::raw_ostream &OS, const RunReport &Report,
                LineTable &Lines) {
-  for (const ClangTidyError &F : Findings) {
-    writeMessage(OS, F.Message, "warning", (" [" + F.DiagnosticName + "]"),
-                 Lines);
-    for (const DiagnosticMessage &Note : F.Notes)
-      writeMessage(OS, Note, "note", "", Lines);
-  }
+  for (const ClangTidyError &F : Report.Findings)
+    writeTextItem(OS, F, F.DiagnosticName, Lines);
+  for (const ClangTidyError &W : Report.CompilerWarnings)
+    writeTextItem(OS, W, warningOption(W), Lines);
 }
 
 static json::Object location(const DiagnosticMessage &M, LineTable &Lines) {
@@ -70,10 +85,10 @@ static json::Array replacements(const DiagnosticMessage &M) {
   return Result;
 }
 
-void writeJson(llvm::raw_ostream &OS, const std::vector<ClangTidyError> &Findings,
-               const std::vector<FileProblem> &Errors, LineTable &Lines) {
+void writeJson(llvm::raw_ostream &OS, const RunReport &Report,
+               LineTable &Lines) {
   json::Array Items;
-  for (const ClangTidyError &F : Findings) {
+  for (const ClangTidyError &F : Report.Findings) {
     json::Object Item = location(F.Message, Lines);
     Item["check"] = F.DiagnosticName;
     Item["message"] = F.Message.Message;
@@ -88,14 +103,29 @@ void writeJson(llvm::raw_ostream &OS, const std::vector<ClangTidyError> &Finding
     Item["fix"] = replacements(F.Message);
     Items.push_back(std::move(Item));
   }
+  json::Array Warnings;
+  for (const ClangTidyError &W : Report.CompilerWarnings) {
+    json::Object Item = location(W.Message, Lines);
+    Item["option"] = warningOption(W);
+    Item["message"] = W.Message.Message;
+    json::Array Notes;
+    for (const DiagnosticMessage &Note : W.Notes) {
+      json::Object N = location(Note, Lines);
+      N["message"] = Note.Message;
+      Notes.push_back(std::move(N));
+    }
+    Item["notes"] = std::move(Notes);
+    Warnings.push_back(std::move(Item));
+  }
   json::Array ErrorItems;
-  for (const FileProblem &E : Errors)
+  for (const FileProblem &E : Report.Errors)
     ErrorItems.push_back(json::Object{{"file", E.File}, {"message", E.Message}});
-  OS << llvm::formatv("{0:2}", json::Value(json::Object{
-                                   {"version", 1},
-                                   {"findings", std::move(Items)},
-                                   {"errors", std::move(ErrorItems)}}))
-     << "\n";
+  json::Object Document{{"version", 1},
+                        {"findings", std::move(Items)},
+                        {"errors", std::move(ErrorItems)}};
+  if (!Warnings.empty())
+    Document["compilerWarnings"] = std::move(Warnings);
+  OS << llvm::formatv("{0:2}", json::Value(std::move(Document))) << "\n";
 }
 
 /// A file:// URI (RFC 8089) for Path: every byte of the absolute path but the
@@ -159,11 +189,10 @@ static json::Array sarifFixes(const DiagnosticMessage &M, llvm::StringRef Text,
   return Fixes;
 }
 
-void writeSarif(llvm::raw_ostream &OS,
-                const std::vector<ClangTidyError> &Findings,
-                const std::vector<FileProblem> &Errors, LineTable &Lines) {
+void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
+                LineTable &Lines) {
   json::Array Results;
-  for (const ClangTidyError &F : Findings) {
+  for (const ClangTidyError &F : Report.Findings) {
     json::Array Related;
     json::Array Fixes = sarifFixes(F.Message, "apply the suggested fix", Lines);
     int Id = 1;
@@ -184,8 +213,27 @@ void writeSarif(llvm::raw_ostream &OS,
       Result["fixes"] = std::move(Fixes);
     Results.push_back(std::move(Result));
   }
+  // Compiler warnings are results of rules the log does not describe, named
+  // by their warning option.
+  for (const ClangTidyError &W : Report.CompilerWarnings) {
+    json::Array Related;
+    int Id = 1;
+    for (const DiagnosticMessage &Note : W.Notes) {
+      json::Object Location = sarifLocation(Note, Lines);
+      Location["id"] = Id++;
+      Location["message"] = json::Object{{"text", Note.Message}};
+      Related.push_back(std::move(Location));
+    }
+    std::string Option = warningOption(W);
+    Results.push_back(json::Object{
+        {"ruleId", Option.empty() ? W.DiagnosticName : Option},
+        {"level", "warning"},
+        {"message", json::Object{{"text", W.Message.Message}}},
+        {"locations", json::Array{sarifLocation(W.Message, Lines)}},
+        {"relatedLocations", std::move(Related)}});
+  }
   json::Array Notifications;
-  for (const FileProblem &E : Errors)
+  for (const FileProblem &E : Report.Errors)
     Notifications.push_back(json::Object{
         {"level", "error"},
         {"message", json::Object{{"text", E.Message}}},
@@ -214,7 +262,7 @@ void writeSarif(llvm::raw_ostream &OS,
       {"results", std::move(Results)},
       {"invocations",
        json::Array{json::Object{
-           {"executionSuccessful", Errors.empty()},
+           {"executionSuccessful", Report.Errors.empty()},
            {"toolExecutionNotifications", std::move(Notifications)}}}}};
   OS << llvm::formatv(
             "{0:2}",

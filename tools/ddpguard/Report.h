@@ -30,15 +30,21 @@ struct FileProblem {
 /// The percent-encoded file:// URI of a path (RFC 3986, RFC 8089).
 std::string fileUri(llvm::StringRef Path);
 
-void writeText(llvm::raw_ostream &OS,
-               const std::vector<clang::tidy::ClangTidyError> &Findings,
+/// Everything one run reports.
+struct RunReport {
+  /// The check's warnings, each once.
+  std::vector<clang::tidy::ClangTidyError> Findings;
+  /// The compiler's own warnings (--show-compiler-warnings), each once.
+  std::vector<clang::tidy::ClangTidyError> CompilerWarnings;
+  std::vector<FileProblem> Errors;
+};
+
+void writeText(llvm::raw_ostream &OS, const RunReport &Report,
                LineTable &Lines);
-void writeJson(llvm::raw_ostream &OS,
-               const std::vector<clang::tidy::ClangTidyError> &Findings,
-               const std::vector<FileProblem> &Errors, LineTable &Lines);
-void writeSarif(llvm::raw_ostream &OS,
-                const std::vector<clang::tidy::ClangTidyError> &Findings,
-                const std::vector<FileProblem> &Errors, LineTable &Lines);
+void writeJson(llvm::raw_ostream &OS, const RunReport &Report,
+               LineTable &Lines);
+void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
+                LineTable &Lines);
 
 } // namespace ddpguard
 
