@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Database.h"
 #include "FixWriter.h"
 #include "Report.h"
 #include "Rules/RuleSet.h"
@@ -74,45 +75,6 @@ static cl::opt<bool> AssumeBuffers(
     cl::cat(Category));
 
 namespace {
-
-/// Adds clang's resource directory, so that <stddef.h> and friends resolve
-/// wherever ddpguard is installed.
-class ResourceDirDatabase : public tooling::CompilationDatabase {
-public:
-  explicit ResourceDirDatabase(const tooling::CompilationDatabase &Base)
-      : Base(Base) {}
-  std::vector<tooling::CompileCommand>
-  getCompileCommands(StringRef File) const override {
-    return adjust(Base.getCompileCommands(File));
-  }
-  std::vector<std::string> getAllFiles() const override {
-    return Base.getAllFiles();
-  }
-  std::vector<tooling::CompileCommand> getAllCompileCommands() const override {
-    return adjust(Base.getAllCompileCommands());
-  }
-
-private:
-  static std::vector<tooling::CompileCommand>
-  adjust(std::vector<tooling::CompileCommand> Commands) {
-    for (tooling::CompileCommand &Command : Commands) {
-      bool HasResourceDir = llvm::any_of(Command.CommandLine, [](StringRef A) {
-        return A.starts_with("-resource-dir");
-      });
-      if (Command.CommandLine.empty())
-        continue;
-      if (!HasResourceDir)
-        Command.CommandLine.insert(Command.CommandLine.begin() + 1,
-                                   "-resource-dir=" DDPGUARD_CLANG_RESOURCE_DIR);
-      // Without carets the front end does not print its own "N warnings
-      // generated." line; the warnings themselves reach us as diagnostics.
-      Command.CommandLine.insert(Command.CommandLine.begin() + 1,
-                                 "-fno-caret-diagnostics");
-    }
-    return Commands;
-  }
-  const tooling::CompilationDatabase &Base;
-};
 
 struct FileResult {
   std::vector<ClangTidyError> Findings;
@@ -259,33 +221,6 @@ Error writeExport(StringRef Path, StringRef Contents) {
                            Regular ? " (the partial file was removed)" : "");
 }
 
-/// The compile commands: flags after '--', the database in -p <dir>, or one
-/// found above the first file. Never guesses empty flags.
-std::unique_ptr<tooling::CompilationDatabase>
-loadDatabase(std::unique_ptr<tooling::CompilationDatabase> Fixed,
-             StringRef FirstFile, std::string &Error) {
-  if (Fixed)
-    return Fixed;
-  std::unique_ptr<tooling::CompilationDatabase> Database;
-  if (!BuildPath.empty()) {
-    Database = tooling::CompilationDatabase::autoDetectFromDirectory(BuildPath,
-                                                                     Error);
-    if (!Database)
-      Error = "no compile_commands.json in '" + BuildPath + "' or its parents";
-  } else {
-    SmallString<256> Absolute(FirstFile);
-    sys::fs::make_absolute(Absolute);
-    Database =
-        tooling::CompilationDatabase::autoDetectFromSource(Absolute, Error);
-    if (!Database)
-      Error = "no compilation database found for '" + FirstFile.str() +
-              "' or its parent directories";
-  }
-  if (!Database)
-    return nullptr;
-  return tooling::inferMissingCompileCommands(std::move(Database));
-}
-
 } // namespace
 
 int main(int argc, const char **argv) {
@@ -305,14 +240,11 @@ int main(int argc, const char **argv) {
     errs() << StringRef(ParseErrorStream.str()).rtrim() << "\n";
     return 2;
   }
-  std::string DatabaseError;
-  std::unique_ptr<tooling::CompilationDatabase> Compilations =
-      loadDatabase(std::move(Fixed), SourcePaths.front(), DatabaseError);
+  Expected<LoadedDatabase> Compilations =
+      loadDatabase(std::move(Fixed), BuildPath, SourcePaths.front());
   if (!Compilations) {
-    errs() << "ddpguard: error: " << DatabaseError << "\n"
-           << "ddpguard: pass -p <build dir> holding compile_commands.json "
-              "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON), or compile flags "
-              "after '--'\n";
+    errs() << "ddpguard: error: " << toString(Compilations.takeError())
+           << "\n";
     return 2;
   }
   for (const std::string &File : Rules) {
@@ -336,9 +268,15 @@ int main(int argc, const char **argv) {
     SmallString<256> Path(File);
     sys::fs::make_absolute(Path);
     sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+    // Never a silent pass: a file without a compile command is an error.
+    if (std::string Missing = Compilations->missingCommand(Path);
+        !Missing.empty()) {
+      Errors.push_back({std::string(Path), Missing});
+      continue;
+    }
     Files.push_back(std::string(Path));
   }
-  ResourceDirDatabase Database(*Compilations);
+  const tooling::CompilationDatabase &Database = *Compilations->Database;
   auto RunStart = std::chrono::system_clock::now();
   std::vector<FileResult> Results = checkFiles(Files, Database);
 
