@@ -33,7 +33,53 @@ macro(ddpguard_find_checker_dependencies)
   endif()
 endmacro()
 
-macro(ddpguard_find_runtime_dependencies)
+# LibTorch, in this order: what the user points at (Torch_DIR or
+# CMAKE_PREFIX_PATH, e.g. an unpacked LibTorch zip), else the torch wheel in
+# DDPGUARD_PYTHON's environment (scripts/setup.sh makes .venv with torch 2.11).
+set(DDPGUARD_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
+  "Python whose torch wheel provides LibTorch when none is given explicitly")
+macro(ddpguard_find_torch)
+  if(NOT Torch_DIR AND NOT CMAKE_PREFIX_PATH AND EXISTS "${DDPGUARD_PYTHON}")
+    execute_process(
+      COMMAND "${DDPGUARD_PYTHON}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+      OUTPUT_VARIABLE DDPGUARD_TORCH_PREFIX OUTPUT_STRIP_TRAILING_WHITESPACE
+      RESULT_VARIABLE DDPGUARD_TORCH_QUERY ERROR_QUIET)
+    if(DDPGUARD_TORCH_QUERY EQUAL 0)
+      set(Torch_DIR "${DDPGUARD_TORCH_PREFIX}/Torch" CACHE PATH "LibTorch's CMake config" FORCE)
+      set(Caffe2_DIR "${DDPGUARD_TORCH_PREFIX}/Caffe2" CACHE PATH "LibTorch's Caffe2 config" FORCE)
+    endif()
+  endif()
+  # TorchConfig finds its libraries with find_library(... PATHS <its lib>),
+  # which searches the system first: with Debian's libtorch-dev installed, a
+  # wheel's headers would be linked against /usr/lib's LibTorch 1.13.
+  # A CUDA build of LibTorch looks for the toolkit again (FindCUDA).
+  if(NOT CUDA_TOOLKIT_ROOT_DIR AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CUDA_TOOLKIT_ROOT_DIR /usr/local/cuda)
+  endif()
+  if(NOT CMAKE_CUDA_COMPILER AND CUDA_TOOLKIT_ROOT_DIR)
+    set(CMAKE_CUDA_COMPILER "${CUDA_TOOLKIT_ROOT_DIR}/bin/nvcc")
+  endif()
+  # CMake 3.25 cannot probe CUDA 13's default architecture; Hopper (H100/H200)
+  # and Ampere unless the user chooses.
+  if(NOT CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "80;90" CACHE STRING "CUDA architectures")
+  endif()
+  set(CMAKE_FIND_USE_CMAKE_SYSTEM_PATH FALSE)
+  set(CMAKE_FIND_USE_SYSTEM_ENVIRONMENT_PATH FALSE)
   find_package(Torch CONFIG QUIET)
-  ddpguard_require(Torch_FOUND libtorch-dev "LibTorch (TorchConfig.cmake)")
+  unset(CMAKE_FIND_USE_CMAKE_SYSTEM_PATH)
+  unset(CMAKE_FIND_USE_SYSTEM_ENVIRONMENT_PATH)
+endmacro()
+
+macro(ddpguard_find_runtime_dependencies)
+  ddpguard_find_torch()
+  if(NOT Torch_FOUND)
+    message(FATAL_ERROR
+      "ddpguard: LibTorch not found: run scripts/setup.sh (torch==2.11.0 in "
+      ".venv), or point CMake at a LibTorch 2.x with -DCMAKE_PREFIX_PATH=/path/to/libtorch")
+  endif()
+  if(Torch_VERSION VERSION_LESS 2.0)
+    message(FATAL_ERROR "ddpguard: the runtime needs LibTorch 2.x; found ${Torch_VERSION} at ${Torch_DIR}")
+  endif()
+  message(STATUS "ddpguard: LibTorch ${Torch_VERSION} from ${Torch_DIR}")
 endmacro()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds one training source against the ddpguard runtime and runs it on N
-# local ranks with the variables torchrun sets (RANK, WORLD_SIZE, MASTER_ADDR,
-# MASTER_PORT, ...), via ddpguard-launch. Exits with the launcher's status:
-# 0 when every rank succeeded.
+# local ranks under torchrun (`torchrun --standalone --nproc-per-node N
+# --no-python ./train`). Exits with torchrun's status: 0 when every rank
+# succeeded; past TIMEOUT_S every rank is stopped and it exits 124.
 #
 #   examples/run.sh [-n N] [-t TIMEOUT_S] SOURCE.cpp [-- PROGRAM ARGS...]
 #
@@ -49,4 +49,9 @@ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DDDPGUARD_EXAMPLE_SOURCE="$source" >/dev/null
 cmake --build "$build" >/dev/null
 
-exec "$prefix/bin/ddpguard-launch" --nproc "$nproc" --timeout "$timeout" -- "$build/train" "$@"
+torchrun=${DDPGUARD_TORCHRUN:-$repo/.venv/bin/torchrun}
+[[ -x $torchrun ]] || torchrun=$(command -v torchrun) ||
+  { echo "run.sh: torchrun not found (run scripts/setup.sh)" >&2; exit 2; }
+export GLOO_SOCKET_IFNAME=${GLOO_SOCKET_IFNAME:-lo}
+exec timeout "$timeout" "$torchrun" --standalone --nproc-per-node "$nproc" --no-python \
+  "$build/train" "$@"

@@ -55,6 +55,14 @@ struct HazardDetector::Hazard {
 
 namespace {
 
+std::mutex latest_report_mutex;
+std::string latest_report;
+
+void remember_report(const std::string &report) {
+  std::lock_guard<std::mutex> lock(latest_report_mutex);
+  latest_report = report;
+}
+
 class HazardPreHook : public torch::autograd::FunctionPreHook {
 public:
   explicit HazardPreHook(std::shared_ptr<HazardDetector::Hazard> hazard)
@@ -69,6 +77,7 @@ public:
       hazard_->reported = true;
       message = hazard_->message();
     }
+    remember_report(message);
     if (hazard_->action == HazardAction::kThrow)
       throw HazardError(message);
     std::fputs(message.c_str(), stderr);
@@ -81,6 +90,11 @@ private:
 };
 
 } // namespace
+
+std::string latest_hazard_report() {
+  std::lock_guard<std::mutex> lock(latest_report_mutex);
+  return latest_report;
+}
 
 HazardDetector::HazardDetector(HazardAction action, int rank)
     : action_(action), rank_(rank) {}

@@ -1,10 +1,13 @@
 #include <ddpguard/runtime/ProcessGroup.h>
 
-#include "Compat.h"
-
 #include <c10/util/Exception.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef DDPGUARD_WITH_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <cstdlib>
 #include <optional>
@@ -26,7 +29,7 @@ std::string require_env(const char *name) {
     throw std::invalid_argument(
         std::string("ddpguard::init_process_group_from_env: environment "
                     "variable ") +
-        name + " is not set (launch with torchrun, ddpguard-launch or a "
+        name + " is not set (launch with torchrun or a "
                "launcher that sets RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
   return *value;
 }
@@ -69,6 +72,41 @@ std::shared_ptr<::gloo::transport::Device> gloo_device() {
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
+// As torch.distributed's _new_process_group_helper: a ProcessGroup with the
+// backend registered for the device types it serves. Gloo also serves CUDA
+// tensors (staged through host memory), as with init_process_group("gloo").
+ProcessGroupPtr make_gloo(const c10::intrusive_ptr<c10d::Store> &store,
+                          int rank, int size,
+                          std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  options->devices.push_back(gloo_device());
+  auto backend =
+      c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
+  pg->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+  pg->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO,
+                 backend);
+  pg->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO,
+                 backend);
+  return pg;
+}
+
+#ifdef DDPGUARD_WITH_NCCL
+ProcessGroupPtr make_nccl(const c10::intrusive_ptr<c10d::Store> &store,
+                          int rank, int size,
+                          std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = timeout;
+  auto backend =
+      c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
+  auto pg = c10::make_intrusive<c10d::ProcessGroup>(store, rank, size);
+  pg->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
+  pg->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL,
+                 backend);
+  return pg;
+}
+#endif
+
 } // namespace
 
 LaunchEnv read_launch_env() {
@@ -91,10 +129,10 @@ ProcessGroupPtr new_process_group(const std::string &backend,
                                   std::chrono::milliseconds timeout) {
   try {
     if (backend == "gloo")
-      return compat::make_gloo(store, rank, world_size, timeout, gloo_device());
+      return make_gloo(store, rank, world_size, timeout);
     if (backend == "nccl") {
 #ifdef DDPGUARD_WITH_NCCL
-      return compat::make_nccl(store, rank, world_size, timeout);
+      return make_nccl(store, rank, world_size, timeout);
 #else
       throw std::invalid_argument(
           "ddpguard was built without NCCL (configure with "
@@ -117,6 +155,13 @@ ProcessGroupPtr new_process_group(const std::string &backend,
 ProcessGroupPtr init_process_group_from_env(const std::string &backend,
                                             std::chrono::milliseconds timeout) {
   const LaunchEnv env = read_launch_env();
+  install_error_recorder();
+#ifdef DDPGUARD_WITH_NCCL
+  // One GPU per local rank, as torchrun users write torch.cuda.set_device(
+  // LOCAL_RANK): NCCL's communicators and the model live there.
+  if (backend == "nccl")
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(env.local_rank));
+#endif
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(env.master_port);
   options.isServer = env.rank == 0 && !env.use_agent_store;

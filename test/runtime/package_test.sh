@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the runtime component of a build tree, builds examples/ against it
 # as a downstream project (find_package(ddpguard) -> ddpguard::runtime), then
-# runs the examples on 2 ranks: the buggy one must print the detector's report
-# and autograd's in-place error and fail; each fixed one must train.
-#   package_test.sh <build dir> <source dir> <work dir>
+# runs the examples on 2 ranks under torchrun: the buggy one must print the
+# detector's report and autograd's in-place error and fail; each fixed one
+# must train.
+#   package_test.sh <build dir> <source dir> <work dir> <torchrun>
 set -euo pipefail
-build=$1 src=$2 work=$3
+build=$1 src=$2 work=$3 torchrun=$4
 prefix=$work/install
 rm -rf "$prefix"
 cmake --install "$build" --prefix "$prefix" --component runtime >/dev/null
@@ -14,9 +15,9 @@ cmake --build "$work/examples"
 test -s "$work/examples/compile_commands.json"
 grep -q '"file": ".*contrastive/train.cpp"' "$work/examples/compile_commands.json"
 
-launch=$prefix/bin/ddpguard-launch
+run2() { timeout 240 "$torchrun" --standalone --nproc-per-node 2 --no-python "$@"; }
 log=$work/log
-if "$launch" --nproc 2 --timeout 120 -- "$work/examples/contrastive_train" >"$log" 2>&1; then
+if run2 "$work/examples/contrastive_train" >"$log" 2>&1; then
   cat "$log"; echo "FAIL: the buggy example succeeded"; exit 1
 fi
 for needle in "DistributedDataParallel hazard on rank 0" "DistributedDataParallel hazard on rank 1" \
@@ -27,7 +28,7 @@ done
 echo "buggy example: detector report and autograd error, as expected"
 
 for fixed in train_broadcast_off train_forward_group train_once_per_backward; do
-  if ! "$launch" --nproc 2 --timeout 120 -- "$work/examples/contrastive_$fixed" >"$log" 2>&1; then
+  if ! run2 "$work/examples/contrastive_$fixed" >"$log" 2>&1; then
     cat "$log"; echo "FAIL: $fixed did not train"; exit 1
   fi
   grep -q "rank 1 step 4 loss" "$log" || { cat "$log"; echo "FAIL: $fixed incomplete"; exit 1; }

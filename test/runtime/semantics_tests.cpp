@@ -314,15 +314,15 @@ TEST(Faults, MissingPeerAtRendezvousTimesOut) {
     FAIL() << "expected an error";
   } catch (const std::runtime_error &e) {
     const std::string what = e.what();
-    // The store does not wait for clients; the group's rendezvous times out.
-    EXPECT_NE(what.find("process group failed on rank 0 of 2 (timeout 2000 ms)"),
+    // The store waits for its clients, within the timeout.
+    EXPECT_NE(what.find("failed for rank 0 of 2 (hosting the store) within 2000 ms"),
               std::string::npos)
         << what;
-    EXPECT_NE(what.find("never joined"), std::string::npos) << what;
+    EXPECT_NE(what.find("1/2 clients joined"), std::string::npos) << what;
     std::cout << "error: " << what << "\n";
   }
-  // Gloo's connection timeout rounds up to a few seconds.
-  EXPECT_LT(seconds_since(t0), 20.0);
+  // The store counts its timeout in whole seconds: within the timeout, rounded up.
+  EXPECT_LT(seconds_since(t0), 4.0);
 }
 
 // Rank 1 of 2 while nobody hosts the store.
@@ -368,7 +368,9 @@ TEST(Faults, MismatchedParameterCount) {
   } catch (const std::exception &e) {
     const std::string what = error_text(e);
     EXPECT_NE(what.find("differs across ranks"), std::string::npos) << what;
-    EXPECT_NE(what.find("rank 0 has 6 parameters"), std::string::npos) << what;
+    EXPECT_NE(what.find("rank 0 has 9 parameters and buffers, rank 1 has 4"),
+              std::string::npos)
+        << what;
   }
 }
 
@@ -381,11 +383,57 @@ TEST(Faults, MismatchedParameterShape) {
     FAIL() << "expected a model mismatch error";
   } catch (const std::exception &e) {
     const std::string what = error_text(e);
-    EXPECT_NE(what.find("parameter 0 ('fc1.weight') is [8, 4] Float on rank 0 but "
+    EXPECT_NE(what.find("'fc1.weight' is [8, 4] Float on rank 0 but "
                         "[16, 4] Float on rank 1"),
               std::string::npos)
         << what;
   }
+}
+
+namespace {
+// A module whose buffers differ across ranks in shape or number, with the
+// same parameters: without the check, rank 0's broadcast would shift bytes
+// into the wrong buffers and training would go on.
+struct BuffersImpl : torch::nn::Module {
+  BuffersImpl(int64_t scale_size, bool extra)
+      : fc(register_module("fc", torch::nn::Linear(4, 3))) {
+    register_buffer("scale", torch::ones({scale_size}));
+    if (extra)
+      register_buffer("extra", torch::zeros({2}));
+  }
+  torch::Tensor forward(torch::Tensor x) { return fc(x); }
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(Buffers);
+
+std::string construction_error(Buffers net) {
+  try {
+    DistributedDataParallel<Buffers> ddp(net, test_group());
+  } catch (const std::exception &e) {
+    return error_text(e);
+  }
+  return "";
+}
+} // namespace
+
+TEST(Faults, MismatchedBufferShape) {
+  if (launch_env().world_size == 1)
+    GTEST_SKIP() << "needs two ranks";
+  const std::string what =
+      construction_error(Buffers(launch_env().rank == 0 ? 1 : 2, false));
+  EXPECT_NE(what.find("'scale' is [1] Float on rank 0 but [2] Float on rank 1"),
+            std::string::npos)
+      << what;
+}
+
+TEST(Faults, ExtraBufferOnOneRank) {
+  if (launch_env().world_size == 1)
+    GTEST_SKIP() << "needs two ranks";
+  const std::string what =
+      construction_error(Buffers(1, launch_env().rank == 1));
+  EXPECT_NE(what.find("rank 0 has 3 parameters and buffers, rank 1 has 4"),
+            std::string::npos)
+      << what;
 }
 
 TEST(Faults, ForwardGroupInputWithWrongShape) {
@@ -421,10 +469,25 @@ TEST(Faults, RankKilledMidStep) {
     FAIL() << "expected the allreduce to fail";
   } catch (const std::exception &e) {
     const std::string what = error_text(e);
-    EXPECT_NE(what.find("gradient allreduce of bucket 0 failed on rank"),
+    EXPECT_NE(what.find("the gradient allreduce of bucket 0 (fc1.weight"),
               std::string::npos)
         << what;
-    EXPECT_NE(what.find("a peer process may have died"), std::string::npos) << what;
+    EXPECT_NE(what.find("failed on rank"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("a rank died or exited early"), std::string::npos) << what;
   }
   EXPECT_LT(seconds_since(t0), 20.0);
+}
+
+// Run only by torchrun_two_nodes.sh, with exceptions left uncaught: the
+// hazard report and autograd's error must reach torchrun's failure summary
+// through TORCHELASTIC_ERROR_FILE.
+TEST(Elastic, DISABLED_UncaughtErrorReachesTorchrun) {
+  auto pg = init_process_group_from_env("gloo", kTestTimeout);
+  Net net;
+  DDP ddp(net, pg);
+  auto o1 = ddp(data_for(launch_env().rank, 0));
+  auto o2 = ddp(data_for(launch_env().rank, 1));
+  (o1.sum() + o2.sum()).backward();
 }

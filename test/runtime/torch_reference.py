@@ -1,6 +1,6 @@
-"""PyTorch's own DistributedDataParallel (Debian's python3-torch, Gloo) on the
+"""PyTorch's own DistributedDataParallel (torch 2.11 wheel, Gloo) on the
 model, weights, data and steps of differential_tests.cpp. Run one process per
-rank under ddpguard-launch (env:// rendezvous on its agent store):
+rank under torchrun (env:// rendezvous on its agent store):
 
     torch_reference.py SCENARIO OUT_DIR
 

@@ -1,5 +1,6 @@
 // DistributedDataParallel for LibTorch with the semantics of PyTorch's
-// torch.nn.parallel.DistributedDataParallel (1.13), plus forward_group, an
+// torch.nn.parallel.DistributedDataParallel (2.11), built on PyTorch's own
+// c10d::Reducer and c10d::broadcast_coalesced, plus forward_group, an
 // optional once-per-backward buffer broadcast policy and a hazard detector for
 // "several forwards before one backward". See runtime/README.md.
 #pragma once
@@ -18,6 +19,10 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+namespace c10d {
+class Reducer;
+} // namespace c10d
 
 namespace ddpguard {
 
@@ -43,6 +48,15 @@ struct DDPOptions {
   TORCH_ARG(bool, find_unused_parameters) = false;
   // Gradient bucket size cap in MiB (PyTorch default 25; first bucket 1 MiB).
   TORCH_ARG(double, bucket_cap_mb) = 25.0;
+  // Verify the model across ranks and broadcast rank 0's parameters and
+  // buffers at construction (PyTorch's init_sync).
+  TORCH_ARG(bool, init_sync) = true;
+  // The set of used parameters and the graph are the same every iteration
+  // (PyTorch's static_graph): the first backward records them and later ones
+  // skip the search for unused parameters.
+  TORCH_ARG(bool, static_graph) = false;
+  // Gradients are views into the allreduce buckets (saves one copy).
+  TORCH_ARG(bool, gradient_as_bucket_view) = false;
   TORCH_ARG(BufferBroadcast, buffer_broadcast) = BufferBroadcast::kEveryForward;
   TORCH_ARG(HazardAction, hazard_detector) = HazardAction::kWarn;
 };
@@ -74,8 +88,8 @@ struct HazardError : std::runtime_error {
 
 namespace detail {
 
-class Reducer;
 class HazardDetector;
+class BackwardObserver;
 
 // The non-template state of one DDP instance (parameters, buffers, reducer,
 // detector, PyTorch's require_* flags).
@@ -109,9 +123,13 @@ private:
   torch::nn::Module &module_;
   ProcessGroupPtr process_group_;
   DDPOptions options_;
-  // Declared before the reducer, whose hooks call it: destroyed after it.
+  // Module paths of the parameters the reducer sees, by reducer index.
+  std::vector<std::string> param_names_;
+  // Declared before the reducer and the observer, whose hooks call it:
+  // destroyed after them.
   std::unique_ptr<HazardDetector> detector_;
-  std::unique_ptr<Reducer> reducer_;
+  std::unique_ptr<c10d::Reducer> reducer_;
+  std::unique_ptr<BackwardObserver> backward_observer_;
   bool require_backward_grad_sync_ = true;
   bool require_forward_param_sync_ = true;
   bool forward_grad_mode_ = false;

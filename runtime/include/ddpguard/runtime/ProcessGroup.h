@@ -15,7 +15,7 @@ using ProcessGroupPtr = c10::intrusive_ptr<c10d::ProcessGroup>;
 // PyTorch's default for init_process_group (30 minutes).
 constexpr std::chrono::milliseconds kDefaultTimeout{30 * 60 * 1000};
 
-// The variables a launcher (torchrun, Slurm wrappers, ddpguard-launch) sets.
+// The variables a launcher (torchrun, Slurm wrappers) sets.
 struct LaunchEnv {
   int rank = 0;
   int world_size = 1;
@@ -41,6 +41,17 @@ LaunchEnv read_launch_env();
 ProcessGroupPtr init_process_group_from_env(
     const std::string &backend,
     std::chrono::milliseconds timeout = kDefaultTimeout);
+
+// Writes `message` where torchrun's failure summary reads it: the JSON file
+// named by TORCHELASTIC_ERROR_FILE, which torchrun sets for every worker.
+// Returns false when no launcher asked for one or it cannot be written.
+bool record_error(const std::string &message);
+
+// Makes an uncaught exception reach torchrun's failure summary: on
+// std::terminate, records the exception (after the hazard detector's latest
+// report, if any) with record_error, then aborts as before.
+// init_process_group_from_env installs it.
+void install_error_recorder();
 
 // Creates a process group of `backend` on an existing store (one group per
 // store prefix). init_process_group_from_env uses it after the rendezvous.
