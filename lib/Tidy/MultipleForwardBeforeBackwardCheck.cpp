@@ -4,6 +4,7 @@
 #include "Fix/Fixes.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/Support/YAMLParser.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -12,16 +13,33 @@ using namespace ddpguard::clangfe;
 namespace ddpguard {
 namespace tidy {
 
+/// A boolean option as clang-tidy's typed accessor reads one: the YAML
+/// spellings (true/false, yes/no, on/off, y/n in lower, capitalised or upper
+/// case) or an integer, non-zero being true.
+static std::optional<bool> parseBoolOption(StringRef Value) {
+  if (std::optional<bool> Parsed = llvm::yaml::parseBool(Value))
+    return Parsed;
+  long long Number;
+  if (!Value.getAsInteger(10, Number))
+    return Number != 0;
+  return std::nullopt;
+}
+
 MultipleForwardBeforeBackwardCheck::MultipleForwardBeforeBackwardCheck(
     StringRef Name, clang::tidy::ClangTidyContext *Context)
     : ClangTidyCheck(Name, Context), RuleFiles(Options.get("RuleFiles", "")),
       FixMode(Options.get("FixMode", "broadcast")),
-      // The string accessors: the stock clang-tidy binary exports no
-      // instantiation of the typed ones for plugins to use.
-      AssumeModulesHaveBuffers(
-          llvm::StringRef(Options.get("AssumeModulesHaveBuffers", "false"))
-              .equals_insensitive("true")),
-      Rules(RuleSet::builtin()) {
+      AssumeModulesHaveBuffers(false), Rules(RuleSet::builtin()) {
+  // The string accessors: the stock clang-tidy binary exports no
+  // instantiation of the typed ones for plugins to use.
+  std::string Assume =
+      Options.get("AssumeModulesHaveBuffers", "false").str();
+  if (std::optional<bool> Value = parseBoolOption(Assume))
+    AssumeModulesHaveBuffers = *Value;
+  else
+    configurationDiag("invalid configuration value '%0' for option '%1'; "
+                      "expected a bool")
+        << Assume << (Name + ".AssumeModulesHaveBuffers").str();
   llvm::SmallVector<StringRef, 4> Files;
   StringRef(RuleFiles).split(Files, ';', -1, /*KeepEmpty=*/false);
   for (StringRef File : Files)

@@ -80,6 +80,10 @@ struct FileResult {
   std::vector<ClangTidyError> Findings;
   std::vector<ClangTidyError> CompilerWarnings;
   std::optional<FileProblem> ParseError;
+  /// Configuration errors: a .clang-tidy that does not parse, an option
+  /// value the check rejects.
+  std::vector<FileProblem> ConfigErrors;
+  std::vector<FileProblem> ConfigWarnings;
 };
 
 ClangTidyOptions overrideOptions() {
@@ -134,13 +138,76 @@ void makePathsAbsolute(ClangTidyError &E) {
     Fix(Note);
 }
 
+/// A FileOptionsProvider with our own configuration file handlers. The
+/// constructor that takes handlers leaves the file system unset (clang-tidy
+/// 19), so set the real one.
+class HandlerOptionsProvider : public FileOptionsProvider {
+public:
+  explicit HandlerOptionsProvider(ConfigFileHandlers Handlers)
+      : FileOptionsProvider(ClangTidyGlobalOptions(),
+                            ClangTidyOptions::getDefaults(), overrideOptions(),
+                            std::move(Handlers)) {
+    FS = vfs::getRealFileSystem();
+  }
+};
+
+/// Reads .clang-tidy files as clang-tidy does, except that one that does not
+/// parse is an error with its place (clang-tidy prints it and goes on as if
+/// the file were not there). Warnings (an unknown key) stay warnings.
+std::unique_ptr<FileOptionsProvider> makeOptionsProvider(FileResult &Result) {
+  using Parser = std::function<ErrorOr<ClangTidyOptions>(MemoryBufferRef)>;
+  Parser Parse = [&Result](MemoryBufferRef Config) -> ErrorOr<ClangTidyOptions> {
+    size_t Before = Result.ConfigErrors.size();
+    ErrorOr<ClangTidyOptions> Parsed = parseConfigurationWithDiags(
+        Config, [&](const SMDiagnostic &D) {
+          FileProblem Problem{
+              D.getFilename().str(),
+              ("configuration error at line " + Twine(D.getLineNo()) +
+               ", column " + Twine(D.getColumnNo() + 1) + ": " +
+               D.getMessage())
+                  .str()};
+          (D.getKind() == SourceMgr::DK_Error ? Result.ConfigErrors
+                                              : Result.ConfigWarnings)
+              .push_back(std::move(Problem));
+        });
+    if (Parsed)
+      return Parsed;
+    if (Result.ConfigErrors.size() == Before)
+      Result.ConfigErrors.push_back({Config.getBufferIdentifier().str(),
+                                     "configuration error: " +
+                                         Parsed.getError().message()});
+    // Reported; go on with the defaults rather than have clang-tidy print it
+    // again.
+    return ClangTidyOptions();
+  };
+  std::vector<std::pair<std::string, Parser>> Handlers;
+  Handlers.emplace_back(".clang-tidy", std::move(Parse));
+  return std::make_unique<HandlerOptionsProvider>(std::move(Handlers));
+}
+
+/// The configuration file that last sets one of the check's options for
+/// File, which a configuration error is most likely about; File itself when
+/// the options come from the command line or nowhere.
+std::string checkOptionsSource(ClangTidyOptionsProvider &Provider,
+                               const std::string &File) {
+  std::string Source = File;
+  std::string Prefix = std::string(CheckName) + ".";
+  for (const auto &[Options, Name] : Provider.getRawOptions(File)) {
+    bool SetsOption = llvm::any_of(Options.CheckOptions, [&](const auto &Entry) {
+      return StringRef(Entry.getKey()).starts_with(Prefix);
+    });
+    if (SetsOption && sys::fs::is_regular_file(Name))
+      Source = Name;
+  }
+  return Source;
+}
+
 FileResult checkFile(const std::string &File,
                      const tooling::CompilationDatabase &Database,
                      LineTable &Lines) {
   FileResult Result;
-  auto Provider = std::make_unique<FileOptionsProvider>(
-      ClangTidyGlobalOptions(), ClangTidyOptions::getDefaults(),
-      overrideOptions(), vfs::getRealFileSystem());
+  std::unique_ptr<FileOptionsProvider> Provider = makeOptionsProvider(Result);
+  std::string ConfigSource = checkOptionsSource(*Provider, File);
   ClangTidyContext Context(std::move(Provider));
   IntrusiveRefCntPtr<vfs::OverlayFileSystem> FS(
       new vfs::OverlayFileSystem(vfs::getRealFileSystem()));
@@ -148,6 +215,12 @@ FileResult checkFile(const std::string &File,
       runClangTidy(Context, Database, {File}, FS, /*ApplyAnyFix=*/true);
   for (ClangTidyError &E : Errors) {
     makePathsAbsolute(E);
+    // What the plugin reports as [clang-tidy-config].
+    if (E.DiagnosticName == "clang-tidy-config") {
+      Result.ConfigErrors.push_back(
+          {ConfigSource, "configuration error: " + E.Message.Message});
+      continue;
+    }
     if (E.DiagLevel == ClangTidyError::Error) {
       if (!Result.ParseError) {
         std::string Where = E.Message.FilePath.empty()
@@ -282,6 +355,19 @@ int main(int argc, const char **argv) {
 
   // A header seen from several files is reported once.
   std::set<std::tuple<std::string, unsigned, std::string>> Seen;
+  // A configuration shared by several files is reported once.
+  std::set<std::pair<std::string, std::string>> ConfigSeen;
+  bool ConfigBroken = false;
+  for (FileResult &R : Results) {
+    for (FileProblem &P : R.ConfigWarnings)
+      if (ConfigSeen.insert({P.File, P.Message}).second)
+        errs() << "ddpguard: warning: " << P.File << ": " << P.Message << "\n";
+    for (FileProblem &P : R.ConfigErrors)
+      if (ConfigSeen.insert({P.File, P.Message}).second) {
+        Errors.push_back(std::move(P));
+        ConfigBroken = true;
+      }
+  }
   for (FileResult &R : Results) {
     if (R.ParseError)
       Errors.push_back(*R.ParseError);
@@ -317,7 +403,10 @@ int main(int argc, const char **argv) {
   }
 
   bool Clean = Findings.empty();
-  if (Fix && !Findings.empty()) {
+  // Fixes made under a configuration that was not the one meant are wrong.
+  if (Fix && !Findings.empty() && ConfigBroken)
+    errs() << "ddpguard: --fix not applied: the configuration has errors\n";
+  else if (Fix && !Findings.empty()) {
     FixWriter Writer(RunStart);
     for (const ClangTidyError &F : Findings)
       Writer.collect(F, Errors);
