@@ -64,6 +64,19 @@ static cl::list<std::string> Rules("rules",
                                    cl::value_desc("file"), cl::cat(Category));
 static cl::opt<unsigned> Jobs("j", cl::desc("Files checked in parallel"),
                               cl::init(1), cl::cat(Category));
+static cl::opt<std::string> HeaderFilter(
+    "header-filter",
+    cl::desc("Regular expression matching the headers whose findings are "
+             "reported, as clang-tidy's --header-filter (overrides "
+             "HeaderFilterRegex of .clang-tidy; default '.*': every "
+             "non-system header). Findings in the files named on the "
+             "command line are always reported"),
+    cl::value_desc("regex"), cl::cat(Category));
+static cl::opt<std::string> ExcludeHeaderFilter(
+    "exclude-header-filter",
+    cl::desc("Regular expression matching headers whose findings are not "
+             "reported (overrides ExcludeHeaderFilterRegex of .clang-tidy)"),
+    cl::value_desc("regex"), cl::cat(Category));
 static cl::opt<bool> ShowCompilerWarnings(
     "show-compiler-warnings",
     cl::desc("Also print the compiler's own warnings (those the compile "
@@ -84,6 +97,8 @@ struct FileResult {
   /// value the check rejects.
   std::vector<FileProblem> ConfigErrors;
   std::vector<FileProblem> ConfigWarnings;
+  /// Warnings in headers the header filter leaves out.
+  std::vector<ClangTidyError> Suppressed;
 };
 
 ClangTidyOptions overrideOptions() {
@@ -108,6 +123,10 @@ ClangTidyOptions overrideOptions() {
   }
   if (AssumeBuffers)
     Set("AssumeModulesHaveBuffers", "true");
+  if (HeaderFilter.getNumOccurrences())
+    Options.HeaderFilterRegex = HeaderFilter;
+  if (ExcludeHeaderFilter.getNumOccurrences())
+    Options.ExcludeHeaderFilterRegex = ExcludeHeaderFilter;
   return Options;
 }
 
@@ -138,23 +157,98 @@ void makePathsAbsolute(ClangTidyError &E) {
     Fix(Note);
 }
 
+/// Our defaults: clang-tidy's, but findings in every non-system header are
+/// reported, as clang-tidy does from LLVM 22 on.
+ClangTidyOptions defaultOptions() {
+  ClangTidyOptions Options = ClangTidyOptions::getDefaults();
+  Options.HeaderFilterRegex = ".*";
+  Options.ExcludeHeaderFilterRegex = "";
+  return Options;
+}
+
 /// A FileOptionsProvider with our own configuration file handlers. The
 /// constructor that takes handlers leaves the file system unset (clang-tidy
 /// 19), so set the real one.
+///
+/// clang-tidy itself runs with every header let through: the header filter
+/// is applied afterwards (filterHeaders), so that what it leaves out can be
+/// counted once across translation units.
 class HandlerOptionsProvider : public FileOptionsProvider {
 public:
   explicit HandlerOptionsProvider(ConfigFileHandlers Handlers)
-      : FileOptionsProvider(ClangTidyGlobalOptions(),
-                            ClangTidyOptions::getDefaults(), overrideOptions(),
-                            std::move(Handlers)) {
+      : FileOptionsProvider(ClangTidyGlobalOptions(), defaultOptions(),
+                            overrideOptions(), std::move(Handlers)) {
     FS = vfs::getRealFileSystem();
   }
+  std::vector<OptionsSource> getRawOptions(StringRef FileName) override {
+    std::vector<OptionsSource> Sources =
+        FileOptionsProvider::getRawOptions(FileName);
+    ClangTidyOptions Everything;
+    Everything.HeaderFilterRegex = ".*";
+    Everything.ExcludeHeaderFilterRegex = "";
+    Sources.emplace_back(std::move(Everything), "ddpguard's header filter");
+    return Sources;
+  }
+  /// The options as the user set them: defaults, .clang-tidy, command line.
+  ClangTidyOptions userOptions(StringRef FileName) {
+    ClangTidyOptions Result;
+    unsigned Priority = 0;
+    for (const OptionsSource &Source :
+         FileOptionsProvider::getRawOptions(FileName))
+      Result.mergeWith(Source.first, ++Priority);
+    return Result;
+  }
+};
+
+/// clang-tidy's header filter: a warning is shown when it or one of its notes
+/// is in the main file or in a header that HeaderFilterRegex matches and
+/// ExcludeHeaderFilterRegex does not. The regexes see file names as Clang
+/// spells them (the include path joined with the #include).
+class HeaderFilterSet {
+public:
+  HeaderFilterSet(const ClangTidyOptions &Options, std::string MainFile,
+                  std::vector<FileProblem> &Problems, StringRef Source)
+      : Header(Options.HeaderFilterRegex.value_or("")),
+        Exclude(Options.ExcludeHeaderFilterRegex.value_or("")),
+        MainFile(std::move(MainFile)) {
+    auto Validate = [&](const Regex &R, StringRef Name,
+                        const std::optional<std::string> &Text) {
+      std::string Error;
+      if (Text && !Text->empty() && !R.isValid(Error))
+        Problems.push_back({Source.str(), "configuration error: invalid " +
+                                              Name.str() + " '" + *Text +
+                                              "': " + Error});
+    };
+    Validate(Header, "HeaderFilterRegex", Options.HeaderFilterRegex);
+    Validate(Exclude, "ExcludeHeaderFilterRegex",
+             Options.ExcludeHeaderFilterRegex);
+  }
+
+  bool shows(const ClangTidyError &E) const {
+    auto Passes = [&](const tooling::DiagnosticMessage &M) {
+      if (M.FilePath.empty())
+        return false;
+      std::string Absolute = absolutePath(M.FilePath, E.BuildDirectory);
+      if (Absolute == MainFile || sys::fs::equivalent(Absolute, MainFile))
+        return true;
+      // An empty or invalid regex matches nothing, as in clang-tidy.
+      return Header.isValid() && Header.match(M.FilePath) &&
+             !(Exclude.isValid() && Exclude.match(M.FilePath));
+    };
+    return Passes(E.Message) || llvm::any_of(E.Notes, Passes);
+  }
+
+private:
+  Regex Header;
+  Regex Exclude;
+  std::string MainFile;
 };
 
 /// Reads .clang-tidy files as clang-tidy does, except that one that does not
 /// parse is an error with its place (clang-tidy prints it and goes on as if
 /// the file were not there). Warnings (an unknown key) stay warnings.
-std::unique_ptr<FileOptionsProvider> makeOptionsProvider(FileResult &Result) {
+std::unique_ptr<HandlerOptionsProvider>
+makeOptionsProvider(FileResult &Result) {
   using Parser = std::function<ErrorOr<ClangTidyOptions>(MemoryBufferRef)>;
   Parser Parse = [&Result](MemoryBufferRef Config) -> ErrorOr<ClangTidyOptions> {
     size_t Before = Result.ConfigErrors.size();
@@ -206,14 +300,18 @@ FileResult checkFile(const std::string &File,
                      const tooling::CompilationDatabase &Database,
                      LineTable &Lines) {
   FileResult Result;
-  std::unique_ptr<FileOptionsProvider> Provider = makeOptionsProvider(Result);
+  std::unique_ptr<HandlerOptionsProvider> Provider =
+      makeOptionsProvider(Result);
   std::string ConfigSource = checkOptionsSource(*Provider, File);
+  HeaderFilterSet Filter(Provider->userOptions(File), File,
+                         Result.ConfigErrors, ConfigSource);
   ClangTidyContext Context(std::move(Provider));
   IntrusiveRefCntPtr<vfs::OverlayFileSystem> FS(
       new vfs::OverlayFileSystem(vfs::getRealFileSystem()));
   std::vector<ClangTidyError> Errors =
       runClangTidy(Context, Database, {File}, FS, /*ApplyAnyFix=*/true);
   for (ClangTidyError &E : Errors) {
+    bool Shown = Filter.shows(E);
     makePathsAbsolute(E);
     // What the plugin reports as [clang-tidy-config].
     if (E.DiagnosticName == "clang-tidy-config") {
@@ -236,11 +334,16 @@ FileResult checkFile(const std::string &File,
       }
       continue;
     }
-    if (E.DiagnosticName == CheckName)
-      Result.Findings.push_back(std::move(E));
-    else if (ShowCompilerWarnings &&
-             StringRef(E.DiagnosticName).starts_with("clang-diagnostic-"))
+    bool Compiler = ShowCompilerWarnings &&
+                    StringRef(E.DiagnosticName).starts_with("clang-diagnostic-");
+    if (E.DiagnosticName != CheckName && !Compiler)
+      continue;
+    if (!Shown)
+      Result.Suppressed.push_back(std::move(E));
+    else if (Compiler)
       Result.CompilerWarnings.push_back(std::move(E));
+    else
+      Result.Findings.push_back(std::move(E));
   }
   return Result;
 }
@@ -353,7 +456,8 @@ int main(int argc, const char **argv) {
   auto RunStart = std::chrono::system_clock::now();
   std::vector<FileResult> Results = checkFiles(Files, Database);
 
-  // A header seen from several files is reported once.
+  // A header seen from several files is reported once; a warning one file
+  // shows is not counted as suppressed for another.
   std::set<std::tuple<std::string, unsigned, std::string>> Seen;
   // A configuration shared by several files is reported once.
   std::set<std::pair<std::string, std::string>> ConfigSeen;
@@ -380,6 +484,15 @@ int main(int argc, const char **argv) {
               .second)
         Report.CompilerWarnings.push_back(std::move(W));
   }
+  std::set<std::tuple<std::string, unsigned, std::string>> Suppressed;
+  for (FileResult &R : Results)
+    for (ClangTidyError &S : R.Suppressed) {
+      std::tuple<std::string, unsigned, std::string> Key{
+          S.Message.FilePath, S.Message.FileOffset, S.Message.Message};
+      if (!Seen.count(Key))
+        Suppressed.insert(std::move(Key));
+    }
+  Report.SuppressedInHeaders = Suppressed.size();
 
   if (!ExportFixes.empty()) {
     std::string Yaml;
@@ -439,6 +552,10 @@ int main(int argc, const char **argv) {
       errs() << "ddpguard: fixed " << File << "\n";
   }
 
+  if (Report.SuppressedInHeaders)
+    errs() << "Suppressed " << Report.SuppressedInHeaders << " warning"
+           << (Report.SuppressedInHeaders == 1 ? "" : "s")
+           << " in headers (use --header-filter)\n";
   printErrors(Errors);
   // A report that did not reach its reader is no pass.
   outs().flush();

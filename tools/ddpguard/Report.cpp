@@ -125,6 +125,7 @@ void writeJson(llvm::raw_ostream &OS, const RunReport &Report,
                         {"errors", std::move(ErrorItems)}};
   if (!Warnings.empty())
     Document["compilerWarnings"] = std::move(Warnings);
+  Document["suppressedInHeaders"] = Report.SuppressedInHeaders;
   OS << llvm::formatv("{0:2}", json::Value(std::move(Document))) << "\n";
 }
 
@@ -242,6 +243,13 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
              {"physicalLocation",
               json::Object{{"artifactLocation",
                             json::Object{{"uri", fileUri(E.File)}}}}}}}}});
+  if (Report.SuppressedInHeaders)
+    Notifications.push_back(json::Object{
+        {"level", "note"},
+        {"message",
+         json::Object{{"text", std::to_string(Report.SuppressedInHeaders) +
+                                   " warnings in headers suppressed by the "
+                                   "header filter (use --header-filter)"}}}});
   json::Object Rule{
       {"id", CheckName},
       {"name", "MultipleForwardBeforeBackward"},

@@ -37,6 +37,8 @@ struct RunReport {
   /// The compiler's own warnings (--show-compiler-warnings), each once.
   std::vector<clang::tidy::ClangTidyError> CompilerWarnings;
   std::vector<FileProblem> Errors;
+  /// Warnings in headers the header filter left out, each counted once.
+  unsigned SuppressedInHeaders = 0;
 };
 
 void writeText(llvm::raw_ostream &OS, const RunReport &Report,
