@@ -68,7 +68,21 @@ static FixOutcome appendArgument(const Construction &C, unsigned Index,
   return Outcome;
 }
 
+static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
+                                           ASTContext &Context);
+
 FixOutcome makeBroadcastFix(const Construction &C, ASTContext &Context) {
+  FixOutcome Outcome = makeBroadcastFixAnywhere(C, Context);
+  if (!Outcome.applies())
+    return Outcome;
+  return requireFileLocations(std::move(Outcome),
+                              "the construction of '" +
+                                  C.Object->getNameAsString() +
+                                  "' is in a macro expansion");
+}
+
+static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
+                                           ASTContext &Context) {
   const BroadcastSetting &Setting = C.Rule->Broadcast;
   std::string Name = C.Object->getNameAsString();
   if (!C.Expr)

@@ -25,6 +25,22 @@ struct FixOutcome {
   bool applies() const { return !Hints.empty(); }
 };
 
+/// Outcome, or no fix and Reason when one of its edits is not at a file
+/// location (inside a macro expansion): Clang would drop such edits, and with
+/// them the whole fix, without a word.
+inline FixOutcome requireFileLocations(FixOutcome Outcome, std::string Reason) {
+  for (const clang::FixItHint &Hint : Outcome.Hints) {
+    const clang::CharSourceRange &Range = Hint.RemoveRange;
+    if (Range.isInvalid() || !Range.getBegin().isFileID() ||
+        !Range.getEnd().isFileID()) {
+      FixOutcome Withheld;
+      Withheld.Reason = std::move(Reason);
+      return Withheld;
+    }
+  }
+  return Outcome;
+}
+
 FixOutcome makeBroadcastFix(const clangfe::Construction &C,
                             clang::ASTContext &Context);
 

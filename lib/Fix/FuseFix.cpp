@@ -77,11 +77,56 @@ FixOutcome reason(std::string Why) {
   return Outcome;
 }
 
-std::string argumentsText(const ForwardCall &Call, const ASTContext &Context) {
+/// The text of E as written in the file, or nothing when it cannot be
+/// spelled there: part of it comes from a macro's body (`D((X) * 2.0)`), or
+/// it spans pieces of several macro arguments. A whole macro argument, or a
+/// whole macro invocation, is spelled as written.
+std::optional<std::string> spelledText(const Expr *E,
+                                       const ASTContext &Context) {
+  const SourceManager &SM = Context.getSourceManager();
+  CharSourceRange Range = Lexer::makeFileCharRange(
+      CharSourceRange::getTokenRange(E->getSourceRange()), SM,
+      Context.getLangOpts());
+  if (Range.isInvalid())
+    return std::nullopt;
+  bool Invalid = false;
+  StringRef Text =
+      Lexer::getSourceText(Range, SM, Context.getLangOpts(), &Invalid);
+  if (Invalid || Text.empty())
+    return std::nullopt;
+  return Text.str();
+}
+
+/// Why E cannot be spelled: the macro it is computed in.
+std::string unspellable(llvm::StringRef What, const Expr *E,
+                        const ASTContext &Context) {
+  SourceLocation Loc = E->getBeginLoc();
+  StringRef Macro =
+      Loc.isMacroID() ? Lexer::getImmediateMacroName(
+                            Loc, Context.getSourceManager(),
+                            Context.getLangOpts())
+                      : StringRef();
+  if (Macro.empty())
+    return (What + " cannot be spelled as written").str();
+  return (What + " inside the expansion of macro '" + Macro +
+          "' and cannot be spelled outside it")
+      .str();
+}
+
+/// The fused call's argument for one forward, or why it cannot be written.
+llvm::Expected<std::string> argumentsText(const ForwardCall &Call,
+                                          const ASTContext &Context) {
   llvm::SmallVector<std::string, 2> Args;
-  for (const Expr *Arg : Call.Args)
-    if (!isa<CXXDefaultArgExpr>(Arg))
-      Args.push_back(sourceText(Arg->getSourceRange(), Context).str());
+  for (const Expr *Arg : Call.Args) {
+    if (isa<CXXDefaultArgExpr>(Arg))
+      continue;
+    std::optional<std::string> Text = spelledText(Arg, Context);
+    if (!Text)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          unspellable("an argument of the forward is computed", Arg, Context));
+    Args.push_back(std::move(*Text));
+  }
   if (Args.size() == 1)
     return Args.front();
   return "std::make_tuple(" + llvm::join(Args, ", ") + ")";
@@ -155,6 +200,8 @@ FixOutcome FuseFixer::make(const Finding &F) {
         Statement.Statement->getEndLoc().isMacroID())
       return reason("a forward is in a macro expansion");
 
+  // Every piece of the replacement is text spelled in the file; never a
+  // piece of a macro's body, which Lexer::getSourceText would give as ''.
   const ForwardCall &Head = Run.front().Forward;
   std::string Names, Args;
   for (const ForwardStatement &Statement : Run) {
@@ -163,11 +210,18 @@ FixOutcome FuseFixer::make(const Finding &F) {
       Args += ", ";
     }
     Names += Statement.Output->getNameAsString();
-    Args += argumentsText(Statement.Forward, Context);
+    llvm::Expected<std::string> Text =
+        argumentsText(Statement.Forward, Context);
+    if (!Text)
+      return reason(llvm::toString(Text.takeError()));
+    Args += *Text;
   }
-  std::string Call =
-      sourceText(Head.ObjectExpr->getSourceRange(), Context).str() +
-      (Head.ThroughArrow ? "->" : ".") + Rule->FusedForward + "(" + Args + ")";
+  std::optional<std::string> Object = spelledText(Head.ObjectExpr, Context);
+  if (!Object)
+    return reason(unspellable("the DDP object is named", Head.ObjectExpr,
+                              Context));
+  std::string Call = *Object + (Head.ThroughArrow ? "->" : ".") +
+                     Rule->FusedForward + "(" + Args + ")";
 
   FixOutcome Outcome;
   SourceLocation Begin = Run.front().Statement->getBeginLoc();
@@ -181,7 +235,8 @@ FixOutcome FuseFixer::make(const Finding &F) {
         CharSourceRange::getTokenRange(Begin, End),
         "std::tie(" + Names + ") = " + Call));
   }
-  return Outcome;
+  return requireFileLocations(std::move(Outcome),
+                              "a forward is in a macro expansion");
 }
 
 } // namespace fix
