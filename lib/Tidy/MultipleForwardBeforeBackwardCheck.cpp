@@ -186,6 +186,21 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
     break;
   }
 
+  // The broadcast fix trades the crash for a change of behaviour: say so, and
+  // name the fixes that keep buffers synchronised.
+  const WrapperRule *Rule = C.Rule;
+  std::string KeepInSync;
+  if (Rule && !Rule->FusedForward.empty())
+    KeepInSync = "fusing the forwards into one '" + Rule->FusedForward +
+                 "' call (FixMode: fuse)";
+  if (Rule && Rule->Type == "ddpguard::DistributedDataParallel")
+    KeepInSync += std::string(KeepInSync.empty() ? "" : " or ") +
+                  "broadcasting once per backward "
+                  "('BufferBroadcast::kOncePerBackward')";
+  std::string Behaviour =
+      "each rank then keeps its own running statistics, no longer rank 0's "
+      "(BatchNorm's running_mean and running_var)";
+
   const fix::FixOutcome &Alternative = FuseFirst ? Broadcast : Fuse;
   const fix::FixOutcome &Primary = FuseFirst ? Fuse : Broadcast;
   if (!Primary.applies() && !Primary.Reason.empty())
@@ -196,9 +211,12 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
         << Primary.Reason;
   if (Alternative.applies()) {
     auto Note = diag(locationOf(F.Second),
-                     FuseFirst ? "or set 'broadcast_buffers' to false"
+                     FuseFirst ? "or set 'broadcast_buffers' to false, which "
+                                 "changes behaviour: %0"
                                : "or fuse the forwards into one call",
                      DiagnosticIDs::Note);
+    if (FuseFirst)
+      Note << Behaviour;
     for (const FixItHint &Hint : Alternative.Hints)
       Note << Hint;
   } else if (!Alternative.Reason.empty()) {
@@ -208,6 +226,10 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
          DiagnosticIDs::Note)
         << Alternative.Reason;
   }
+  if (!FuseFirst && Broadcast.applies())
+    diag(locationOf(F.Second), "%0: %1%2", DiagnosticIDs::Note)
+        << BroadcastFixNote << Behaviour
+        << (KeepInSync.empty() ? "" : "; " + KeepInSync + " keeps buffers in sync");
 }
 
 } // namespace tidy

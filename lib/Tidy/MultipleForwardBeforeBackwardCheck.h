@@ -28,6 +28,11 @@ namespace tidy {
 
 class MultipleForwardBeforeBackwardCheck : public clang::tidy::ClangTidyCheck {
 public:
+  /// How the note that comes with a broadcast fix on the warning begins; the
+  /// CLI finds it to say so in its --fix summary and SARIF fixes.
+  static constexpr llvm::StringLiteral BroadcastFixNote =
+      "the fix sets 'broadcast_buffers' to false, which changes behaviour";
+
   MultipleForwardBeforeBackwardCheck(llvm::StringRef Name,
                                      clang::tidy::ClangTidyContext *Context);
   void storeOptions(clang::tidy::ClangTidyOptions::OptionMap &Opts) override;

@@ -548,8 +548,27 @@ int main(int argc, const char **argv) {
         });
       }
     }
-    for (const std::string &File : Written)
-      errs() << "ddpguard: fixed " << File << "\n";
+    // The broadcast fix changes behaviour; the summary says so.
+    std::set<std::string> BroadcastFixed;
+    std::string BroadcastNote;
+    for (const ClangTidyError &F : Findings)
+      if (const tooling::DiagnosticMessage *Note = broadcastFixNote(F)) {
+        BroadcastNote = Note->Message;
+        for (const auto &Entry : F.Message.Fix)
+          BroadcastFixed.insert(Entry.getKey().str());
+      }
+    bool SaidBroadcast = false;
+    for (const std::string &File : Written) {
+      errs() << "ddpguard: fixed " << File;
+      if (BroadcastFixed.count(File)) {
+        errs() << " ('broadcast_buffers' set to false: each rank now keeps "
+                  "its own running statistics)";
+        SaidBroadcast = true;
+      }
+      errs() << "\n";
+    }
+    if (SaidBroadcast)
+      errs() << "ddpguard: note: " << BroadcastNote << "\n";
   }
 
   if (Report.SuppressedInHeaders)

@@ -1,6 +1,7 @@
 //===- Report.cpp ---------------------------------------------------------===//
 
 #include "Report.h"
+#include "Tidy/MultipleForwardBeforeBackwardCheck.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -14,6 +15,16 @@ namespace json = llvm::json;
 namespace ddpguard {
 
 static const char CheckName[] = "ddp-multiple-forward-before-backward";
+
+const DiagnosticMessage *broadcastFixNote(const ClangTidyError &F) {
+  if (F.Message.Fix.empty())
+    return nullptr;
+  for (const DiagnosticMessage &Note : F.Notes)
+    if (llvm::StringRef(Note.Message)
+            .starts_with(tidy::MultipleForwardBeforeBackwardCheck::BroadcastFixNote))
+      return &Note;
+  return nullptr;
+}
 
 std::pair<unsigned, unsigned> LineTable::position(const std::string &File,
                                                   unsigned Offset) {
@@ -195,7 +206,14 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
   json::Array Results;
   for (const ClangTidyError &F : Report.Findings) {
     json::Array Related;
-    json::Array Fixes = sarifFixes(F.Message, "apply the suggested fix", Lines);
+    // Describe what the warning's fix does: the broadcast fix changes
+    // behaviour, and its note says how.
+    const DiagnosticMessage *BroadcastNote = broadcastFixNote(F);
+    json::Array Fixes = sarifFixes(
+        F.Message,
+        BroadcastNote ? BroadcastNote->Message
+                      : std::string("fuse the forwards into one call"),
+        Lines);
     int Id = 1;
     for (const DiagnosticMessage &Note : F.Notes) {
       json::Object Location = sarifLocation(Note, Lines);

@@ -27,6 +27,11 @@ struct FileProblem {
   std::string Message;
 };
 
+/// The note that says the fix on F's warning sets broadcast_buffers to
+/// false, and what that changes; null when the warning carries no such fix.
+const clang::tooling::DiagnosticMessage *
+broadcastFixNote(const clang::tidy::ClangTidyError &F);
+
 /// The percent-encoded file:// URI of a path (RFC 3986, RFC 8089).
 std::string fileUri(llvm::StringRef Path);
 
