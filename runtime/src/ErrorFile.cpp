@@ -58,7 +58,7 @@ std::terminate_handler previous_handler = nullptr;
   } else {
     message = "std::terminate called without an active exception";
   }
-  const std::string report = detail::latest_hazard_report();
+  const std::string report = latest_hazard_report();
   record_error(report.empty() ? message : report + "\n" + message);
   if (previous_handler)
     previous_handler();

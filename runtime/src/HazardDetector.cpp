@@ -91,11 +91,6 @@ private:
 
 } // namespace
 
-std::string latest_hazard_report() {
-  std::lock_guard<std::mutex> lock(latest_report_mutex);
-  return latest_report;
-}
-
 HazardDetector::HazardDetector(HazardAction action, int rank)
     : action_(action), rank_(rank) {}
 
@@ -150,3 +145,8 @@ void HazardDetector::on_backward() {
 }
 
 } // namespace ddpguard::detail
+
+std::string ddpguard::latest_hazard_report() {
+  std::lock_guard<std::mutex> lock(detail::latest_report_mutex);
+  return detail::latest_report;
+}

@@ -19,10 +19,6 @@
 
 namespace ddpguard::detail {
 
-// The last report any detector of this process printed or threw, for the
-// failure summary of a launcher (empty if none).
-std::string latest_hazard_report();
-
 class HazardDetector {
 public:
   HazardDetector(HazardAction action, int rank);

@@ -7,7 +7,12 @@
 // - broadcast_buffers(false) and BufferBroadcast::kOncePerBackward: every row runs.
 #include "TestSupport.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <map>
+#include <regex>
+#include <sstream>
 
 using namespace ddpguard;
 using namespace ddpguard::test;
@@ -17,7 +22,7 @@ namespace {
 
 struct Row {
   const char *name;
-  bool error;          // PyTorch 1.13's result for the row
+  bool error; // PyTorch's result for the row (1.13 and 2.11: docs/ground-truth.md)
   bool with_bn = true; // "module without buffers" row uses none
   bool eval = false;
   std::function<void(DDP &, const torch::Tensor &, const torch::Tensor &)> body;
@@ -192,6 +197,128 @@ void run_matrix(Config config) {
 }
 
 } // namespace
+
+namespace {
+
+// One row of torch_ground_truth.py's output: PyTorch's own DDP on the same
+// row, model, weights and data.
+struct ReferenceRow {
+  bool ok = false;
+  std::string error;
+  std::map<std::string, std::vector<double>> grads, buffers;
+  std::map<std::string, bool> grad_is_none;
+};
+
+std::map<std::string, ReferenceRow> read_reference_rows(const std::string &dir) {
+  const std::string path = dir + "/rank" + std::to_string(launch_env().rank) + ".txt";
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("cannot read the PyTorch reference " + path);
+  std::map<std::string, ReferenceRow> rows;
+  ReferenceRow *current = nullptr;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string kind, name;
+    fields >> kind >> name;
+    if (kind == "row") {
+      current = &rows[name];
+      std::string outcome;
+      fields >> outcome;
+      current->ok = outcome == "ok";
+      std::getline(fields, current->error);
+      continue;
+    }
+    if (!current)
+      continue;
+    std::vector<double> values;
+    std::string token;
+    while (fields >> token) {
+      if (token == "none") {
+        current->grad_is_none[name] = true;
+        break;
+      }
+      values.push_back(std::stod(token));
+    }
+    (kind == "grad" ? current->grads : current->buffers)[name] = std::move(values);
+  }
+  return rows;
+}
+
+// "[<type> [8]] is at version 4; expected version 3": the clobbered tensor's
+// shape and both version counters (the type's name differs between Python
+// and C++), or the whole message for any other error.
+std::string version_clause(const std::string &error) {
+  std::smatch m;
+  static const std::regex re(
+      R"(\[\S+ (\[[0-9, ]*\])\] is at version (\d+); expected version (\d+))");
+  if (!std::regex_search(error, m, re))
+    return error.substr(error.find_first_not_of(' '));
+  return m[1].str() + " version " + m[2].str() + " expected " + m[3].str();
+}
+
+void expect_close(const std::string &what, const torch::Tensor &t,
+                  const std::vector<double> &expected) {
+  auto flat = t.detach().to(torch::kDouble).reshape({-1}).contiguous();
+  ASSERT_EQ(static_cast<size_t>(flat.numel()), expected.size()) << what;
+  const double *got = flat.data_ptr<double>();
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(got[i], expected[i], 1e-6 + 1e-5 * std::abs(expected[i]))
+        << what << "[" << i << "]";
+}
+
+} // namespace
+
+// Row by row against PyTorch's own DDP (torch_ground_truth.py ran first, on
+// the same ranks, and left its outcomes, gradients and buffers in
+// $DDPGUARD_REFERENCE_DIR): the same error or the same success, and on
+// success the same gradients and buffers.
+TEST(GroundTruth, MatchesPyTorch) {
+  const char *dir = std::getenv("DDPGUARD_REFERENCE_DIR");
+  if (!dir)
+    GTEST_SKIP() << "run by ground_truth.sh after PyTorch's reference";
+  const auto reference = read_reference_rows(dir);
+  for (const auto &row : rows()) {
+    SCOPED_TRACE(row.name);
+    auto found = reference.find(row.name);
+    ASSERT_NE(found, reference.end()) << "PyTorch's reference lacks the row";
+    const ReferenceRow &ref = found->second;
+    Net net(row.with_bn);
+    init_weights(*net, 0.01 * launch_env().rank);
+    if (row.eval)
+      net->eval();
+    DDP ddp(net, test_group(), DDPOptions().hazard_detector(HazardAction::kSilent));
+    torch::manual_seed(100 + launch_env().rank);
+    auto a = torch::randn({6, 4});
+    auto b = torch::randn({6, 4});
+    std::string error;
+    try {
+      row.body(ddp, a, b);
+    } catch (const std::exception &e) {
+      error = error_text(e);
+    }
+    EXPECT_EQ(error.empty(), ref.ok) << "ddpguard: '" << error << "'\nPyTorch: '"
+                                     << ref.error << "'";
+    EXPECT_EQ(row.error, !ref.ok) << "the row's label disagrees with PyTorch";
+    if (!error.empty() || !ref.ok) {
+      EXPECT_EQ(version_clause(error), version_clause(ref.error));
+      continue;
+    }
+    for (const auto &item : net->named_parameters()) {
+      if (ref.grad_is_none.count(item.key())) {
+        EXPECT_FALSE(item.value().grad().defined()) << item.key();
+        continue;
+      }
+      ASSERT_TRUE(ref.grads.count(item.key())) << item.key();
+      ASSERT_TRUE(item.value().grad().defined()) << item.key();
+      expect_close("grad " + item.key(), item.value().grad(), ref.grads.at(item.key()));
+    }
+    for (const auto &item : net->named_buffers()) {
+      ASSERT_TRUE(ref.buffers.count(item.key())) << item.key();
+      expect_close("buffer " + item.key(), item.value(), ref.buffers.at(item.key()));
+    }
+  }
+}
 
 TEST(GroundTruth, DetectorWarns) { run_matrix(Config::kWarn); }
 TEST(GroundTruth, DetectorThrows) { run_matrix(Config::kThrow); }

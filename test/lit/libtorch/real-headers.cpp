@@ -1,5 +1,5 @@
 // The contrastive two-view and GAN shapes against the real LibTorch headers
-// (Debian's libtorch-dev) and ddpguard's real runtime header.
+// (LibTorch 2.11 from the torch wheel) and ddpguard's real runtime header.
 // REQUIRES: libtorch
 // RUN: %check_ddpguard %s %t -- %torch_flags
 #include <ddpguard/runtime/DistributedDataParallel.h>

@@ -86,6 +86,10 @@ struct HazardError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The last report any hazard detector of this process printed or threw
+// (empty if none): for launchers' failure summaries and for tools.
+std::string latest_hazard_report();
+
 namespace detail {
 
 class HazardDetector;
