@@ -8,8 +8,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
 rounds=${2:-3}
-launch=$build/runtime/ddpguard-launch
-export GLOO_SOCKET_IFNAME=lo
+repo=$(cd "$here/../.." && pwd)
+torchrun=${DDPGUARD_TORCHRUN:-$repo/.venv/bin/torchrun}
+run2() { timeout 600 "$torchrun" --standalone --nproc-per-node 2 "$@"; }
+export GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1
 min() { printf '%s\n' "$@" | sort -g | head -1; }
 
 # Alternates the C++ and Python runs and keeps the best of each, to damp
@@ -17,17 +19,17 @@ min() { printf '%s\n' "$@" | sort -g | head -1; }
 compare() { # steps hidden batch detector
   local cpp_runs=() py_runs=() on_runs=() off_runs=() out
   for ((round = 0; round < rounds; ++round)); do
-    out=$("$launch" --nproc 2 --timeout 600 -- "$build/bench/runtime/ddpguard_step_bench" "$@")
+    out=$(run2 --no-python "$build/bench/runtime/ddpguard_step_bench" "$@" 2>/dev/null)
     cpp_runs+=("$(sed -n 's/^cpp_step_ms=//p' <<<"$out")")
     if [[ $4 == 1 ]]; then
       on_runs+=("$(sed -n 's/^detector_on_ms=\([0-9.]*\).*/\1/p' <<<"$out")")
       off_runs+=("$(sed -n 's/.*detector_off_ms=//p' <<<"$out")")
     fi
-    out=$("$launch" --nproc 2 --timeout 600 -- /usr/bin/python3 "$here/torch_step_bench.py" "$1" "$2" "$3")
+    out=$(run2 "$here/torch_step_bench.py" "$1" "$2" "$3" 2>/dev/null)
     py_runs+=("$(sed -n 's/^py_step_ms=//p' <<<"$out")")
   done
   awk -v c="$(min "${cpp_runs[@]}")" -v p="$(min "${py_runs[@]}")" -v h="$2" -v b="$3" 'BEGIN {
-    printf "step time, MLP hidden %d, batch %d: ddpguard C++ DDP %.3f ms, PyTorch Python DDP %.3f ms, ratio C++/Python %.3f (goal <= 1.0)\n", h, b, c, p, c / p }'
+    printf "step time, MLP hidden %d, batch %d: ddpguard C++ DDP %.3f ms, PyTorch Python DDP %.3f ms, ratio C++/Python %.3f (goal <= 0.9)\n", h, b, c, p, c / p }'
   if [[ $4 == 1 ]]; then
     awk -v on="$(min "${on_runs[@]}")" -v off="$(min "${off_runs[@]}")" -v h="$2" 'BEGIN {
       printf "detector, MLP hidden %d: on %.3f ms, off %.3f ms, ratio on/off %.3f (goal <= 1.01)\n", h, on, off, on / off }'

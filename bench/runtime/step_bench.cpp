@@ -1,5 +1,5 @@
 // Training-step time of ddpguard::DistributedDataParallel on Gloo, one
-// process per rank under ddpguard-launch:
+// process per rank under torchrun:
 //   ddpguard_step_bench STEPS HIDDEN BATCH DETECTOR(0|1)
 // prints, from rank 0:
 //   cpp_step_ms=<mean ms per step>            (default options)

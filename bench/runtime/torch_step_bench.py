@@ -1,5 +1,5 @@
 """PyTorch's DDP on the model and step of step_bench.cpp (Gloo, one process
-per rank under ddpguard-launch):
+per rank under torchrun):
     torch_step_bench.py STEPS HIDDEN BATCH
 prints py_step_ms=<mean ms per step> from rank 0."""
 import sys
