@@ -20,6 +20,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include <atomic>
 #include <set>
@@ -77,6 +78,18 @@ static cl::opt<std::string> ExcludeHeaderFilter(
     cl::desc("Regular expression matching headers whose findings are not "
              "reported (overrides ExcludeHeaderFilterRegex of .clang-tidy)"),
     cl::value_desc("regex"), cl::cat(Category));
+static cl::opt<std::string> FormatStyle(
+    "format-style",
+    cl::desc("Style to format the lines --fix changes in, as clang-tidy's "
+             "--format-style: 'file' (default) uses the .clang-format above "
+             "each file and leaves fixes as they are without one; 'none' "
+             "never formats; or a style name such as 'llvm'"),
+    cl::init("file"), cl::value_desc("style"), cl::cat(Category));
+static cl::opt<std::string> RunBeforeWritingFixes(
+    "run-before-writing-fixes",
+    cl::desc("Testing only: run this shell command after the check and "
+             "before --fix writes"),
+    cl::Hidden, cl::cat(Category));
 static cl::opt<bool> ShowCompilerWarnings(
     "show-compiler-warnings",
     cl::desc("Also print the compiler's own warnings (those the compile "
@@ -298,7 +311,7 @@ std::string checkOptionsSource(ClangTidyOptionsProvider &Provider,
 
 FileResult checkFile(const std::string &File,
                      const tooling::CompilationDatabase &Database,
-                     LineTable &Lines) {
+                     ContentStamps &Stamps, LineTable &Lines) {
   FileResult Result;
   std::unique_ptr<HandlerOptionsProvider> Provider =
       makeOptionsProvider(Result);
@@ -306,8 +319,9 @@ FileResult checkFile(const std::string &File,
   HeaderFilterSet Filter(Provider->userOptions(File), File,
                          Result.ConfigErrors, ConfigSource);
   ClangTidyContext Context(std::move(Provider));
-  IntrusiveRefCntPtr<vfs::OverlayFileSystem> FS(
-      new vfs::OverlayFileSystem(vfs::getRealFileSystem()));
+  // Stamps what the front end reads, so that --fix writes only over that.
+  IntrusiveRefCntPtr<vfs::OverlayFileSystem> FS(new vfs::OverlayFileSystem(
+      recordingFileSystem(vfs::getRealFileSystem(), Stamps)));
   std::vector<ClangTidyError> Errors =
       runClangTidy(Context, Database, {File}, FS, /*ApplyAnyFix=*/true);
   for (ClangTidyError &E : Errors) {
@@ -350,13 +364,14 @@ FileResult checkFile(const std::string &File,
 
 /// Checks Files with Jobs threads; results keep the order of Files.
 std::vector<FileResult> checkFiles(const std::vector<std::string> &Files,
-                                   const tooling::CompilationDatabase &Database) {
+                                   const tooling::CompilationDatabase &Database,
+                                   ContentStamps &Stamps) {
   std::vector<FileResult> Results(Files.size());
   std::atomic<size_t> Next{0};
   auto Worker = [&] {
     LineTable Lines;
     for (size_t I = Next++; I < Files.size(); I = Next++)
-      Results[I] = checkFile(Files[I], Database, Lines);
+      Results[I] = checkFile(Files[I], Database, Stamps, Lines);
   };
   unsigned Threads = std::max(1u, std::min<unsigned>(Jobs, Files.size()));
   std::vector<std::thread> Pool;
@@ -453,8 +468,8 @@ int main(int argc, const char **argv) {
     Files.push_back(std::string(Path));
   }
   const tooling::CompilationDatabase &Database = *Compilations->Database;
-  auto RunStart = std::chrono::system_clock::now();
-  std::vector<FileResult> Results = checkFiles(Files, Database);
+  ContentStamps Parsed;
+  std::vector<FileResult> Results = checkFiles(Files, Database, Parsed);
 
   // A header seen from several files is reported once; a warning one file
   // shows is not counted as suppressed for another.
@@ -520,13 +535,16 @@ int main(int argc, const char **argv) {
   if (Fix && !Findings.empty() && ConfigBroken)
     errs() << "ddpguard: --fix not applied: the configuration has errors\n";
   else if (Fix && !Findings.empty()) {
-    FixWriter Writer(RunStart);
+    if (!RunBeforeWritingFixes.empty())
+      sys::ExecuteAndWait("/bin/sh", {"/bin/sh", "-c", RunBeforeWritingFixes});
+    FixWriter Writer(Parsed, FormatStyle);
     for (const ClangTidyError &F : Findings)
       Writer.collect(F, Errors);
     std::vector<std::string> Written = Writer.write(Errors);
     if (!Written.empty()) {
       // Every fixed file must still compile, and nothing may be left.
-      std::vector<FileResult> Again = checkFiles(Files, Database);
+      ContentStamps Rechecked;
+      std::vector<FileResult> Again = checkFiles(Files, Database, Rechecked);
       bool Broken = llvm::any_of(Again, [](const FileResult &R) {
         return R.ParseError.has_value();
       });
@@ -555,7 +573,7 @@ int main(int argc, const char **argv) {
       if (const tooling::DiagnosticMessage *Note = broadcastFixNote(F)) {
         BroadcastNote = Note->Message;
         for (const auto &Entry : F.Message.Fix)
-          BroadcastFixed.insert(Entry.getKey().str());
+          BroadcastFixed.insert(resolvedPath(Entry.getKey()));
       }
     bool SaidBroadcast = false;
     for (const std::string &File : Written) {
