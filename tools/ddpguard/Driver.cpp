@@ -4,8 +4,10 @@
 //
 // Runs the ddp-multiple-forward-before-backward check through clang-tidy's
 // engine on each file, prints the findings as text, JSON or SARIF, and with
-// --fix applies them atomically and re-checks the fixed files. Exit status:
-// 0 clean, 1 findings, 2 usage or parse error.
+// --fix applies them (over exactly what was parsed, through links) and
+// re-checks the fixed files. Exit status: 0 clean, 1 findings, 2 any error
+// (usage, parse, configuration, compilation database, I/O). The behaviour is
+// documented in lib/Tidy/MultipleForwardBeforeBackwardCheck.md.
 //
 //===----------------------------------------------------------------------===//
 
