@@ -83,7 +83,9 @@ TranslationUnitAnalysis::analyse(const FunctionDecl *Function) {
     InProgress.insert(Function);
     auto A = std::make_unique<Analysed>();
     A->Translation = translateFunction(Function, Objects, *this);
-    A->Result = analyzeHazards(A->Translation.Graph);
+    model::AnalysisOptions Options;
+    Options.ListHazards = false;
+    A->Result = analyzeHazards(A->Translation.Graph, Options);
     InProgress.erase(Function);
     Analyses[Function] = std::move(A);
   }
@@ -186,17 +188,20 @@ const Stmt *TranslationUnitAnalysis::commonLoop(const FunctionDecl *Function,
                                                 SourceLocation A,
                                                 SourceLocation B) {
   const SourceManager &SM = Context.getSourceManager();
+  auto [It, Inserted] = Loops.try_emplace(Function);
+  if (Inserted)
+    forEachStmt(Function->getBody(), [&](const Stmt *S) {
+      if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S))
+        It->second.push_back(S);
+    });
   const Stmt *Best = nullptr;
   auto Contains = [&](SourceRange Range, SourceLocation L) {
     return !SM.isBeforeInTranslationUnit(L, Range.getBegin()) &&
            !SM.isBeforeInTranslationUnit(Range.getEnd(), L);
   };
-  forEachStmt(Function->getBody(), [&](const Stmt *S) {
-    if (!isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S))
-      return;
+  for (const Stmt *S : It->second)
     if (Contains(S->getSourceRange(), A) && Contains(S->getSourceRange(), B))
       Best = S; // Visited outside-in, so the last one is the innermost.
-  });
   return Best;
 }
 
@@ -204,36 +209,97 @@ void TranslationUnitAnalysis::report(const Analysed &A,
                                      std::vector<Finding> &Findings) {
   const TranslatedFunction &T = A.Translation;
   const SourceManager &SM = Context.getSourceManager();
-  llvm::DenseMap<const Expr *, size_t> BySecond;
-  for (const Hazard &H : A.Result.Hazards) {
-    const Event &First = T.Graph.forwardOf(H.FirstForward);
-    const Event &Second = T.Graph.forwardOf(H.SecondForward);
+  // Each second forward's call is reported once, naming the hazard with the
+  // earliest first forward (by location), then the smallest second forward,
+  // first forward and backward (by number). Hazards wholly inside one helper
+  // call are reported in the helper itself.
+  auto CallOf = [&](OriginId O) -> const Site & {
+    return T.Sites[T.Graph.forwardOf(O).Site];
+  };
+  // Ranks of the forwards by their call's location; equal locations share one.
+  std::vector<OriginId> ByLocation;
+  for (OriginId O = 0; O < T.Graph.numOrigins(); ++O)
+    if (T.Graph.isForwardOrigin(O))
+      ByLocation.push_back(O);
+  auto Earlier = [&](OriginId L, OriginId R) {
+    return SM.isBeforeInTranslationUnit(CallOf(L).Call->getBeginLoc(),
+                                        CallOf(R).Call->getBeginLoc());
+  };
+  llvm::stable_sort(ByLocation, Earlier);
+  llvm::DenseMap<OriginId, unsigned> Rank;
+  for (unsigned I = 0; I < ByLocation.size(); ++I)
+    Rank[ByLocation[I]] =
+        I > 0 && !Earlier(ByLocation[I - 1], ByLocation[I])
+            ? Rank[ByLocation[I - 1]]
+            : I;
+
+  struct Choice {
+    unsigned Rank;
+    OriginId First;
+    SiteId Backward;
+  };
+  llvm::DenseMap<const Expr *, std::pair<size_t, unsigned>> BySecond;
+  for (const Clobber &C : A.Result.Clobbers) {
+    OriginId SecondOrigin = C.SecondForward;
+    const Site &Second = CallOf(SecondOrigin);
+    auto InSameCall = [&](OriginId First) {
+      return Second.Via && CallOf(First).Call == Second.Call;
+    };
+    // The best first forward outside the second's helper call: any of its
+    // backwards will do, so the smallest is named.
+    std::optional<std::pair<unsigned, OriginId>> Outside;
+    std::vector<std::pair<unsigned, OriginId>> Inside;
+    for (unsigned First : C.FirstForwards) {
+      std::pair<unsigned, OriginId> Key{Rank[First], First};
+      if (InSameCall(First))
+        Inside.push_back(Key);
+      else if (!Outside || Key < *Outside)
+        Outside = Key;
+    }
+    std::optional<Choice> Best;
+    // One inside the call counts only with a backward outside it.
+    llvm::sort(Inside);
+    for (auto [FirstRank, First] : Inside) {
+      if (Outside && !(std::make_pair(FirstRank, First) < *Outside))
+        break;
+      if (std::optional<SiteId> Backward = A.Result.firstBackward(
+              First, SecondOrigin, [&](SiteId B) {
+                return T.Sites[B].Call == Second.Call;
+              })) {
+        Best = Choice{FirstRank, First, *Backward};
+        break;
+      }
+    }
+    if (!Best && Outside)
+      if (std::optional<SiteId> Backward =
+              A.Result.firstBackward(Outside->second, SecondOrigin))
+        Best = Choice{Outside->first, Outside->second, *Backward};
+    if (!Best)
+      continue;
+
+    auto [It, Inserted] =
+        BySecond.try_emplace(Second.Call, Findings.size(), Best->Rank);
+    // A later second forward of the same call replaces the finding only with
+    // a strictly earlier first forward.
+    if (!Inserted && Best->Rank >= It->second.second)
+      continue;
     Finding F;
     F.Function = T.Function;
-    F.Object = T.Objects[Second.Object];
-    F.Second = T.Sites[Second.Site];
-    F.First = T.Sites[First.Site];
-    F.Backward = T.Sites[H.Backward];
-    // All three inside one helper call: reported in the helper itself.
-    if (F.Second.Via && F.Second.Call == F.First.Call &&
-        F.Second.Call == F.Backward.Call)
-      continue;
+    F.Object = T.Objects[T.Graph.forwardOf(SecondOrigin).Object];
+    F.Second = Second;
+    F.First = CallOf(Best->First);
+    F.Backward = T.Sites[Best->Backward];
     SourceLocation FirstLoc = F.First.Call->getBeginLoc();
     SourceLocation SecondLoc = F.Second.Call->getBeginLoc();
     if (F.First.Call == F.Second.Call ||
         SM.isBeforeInTranslationUnit(SecondLoc, FirstLoc))
       F.Loop = commonLoop(T.Function, FirstLoc, SecondLoc);
-
-    auto [It, Inserted] = BySecond.try_emplace(F.Second.Call, Findings.size());
     if (Inserted) {
       Findings.push_back(F);
-      continue;
+    } else {
+      Findings[It->second.first] = F;
+      It->second.second = Best->Rank;
     }
-    // Prefer the earliest first forward as the one to name.
-    Finding &Existing = Findings[It->second];
-    if (SM.isBeforeInTranslationUnit(FirstLoc,
-                                     Existing.First.Call->getBeginLoc()))
-      Existing = F;
   }
 }
 

@@ -74,6 +74,10 @@ private:
   llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<Summary>>
       Summaries;
   llvm::DenseSet<const clang::FunctionDecl *> InProgress;
+  /// Per function: its loop statements, outside-in.
+  llvm::DenseMap<const clang::FunctionDecl *,
+                 std::vector<const clang::Stmt *>>
+      Loops;
 };
 
 } // namespace clangfe

@@ -85,5 +85,10 @@ const Event &EventGraph::forwardOf(OriginId O) const {
   return Blocks[B].Events[I];
 }
 
+std::pair<unsigned, unsigned> EventGraph::forwardPosition(OriginId O) const {
+  assert(isForwardOrigin(O) && "origin of an input");
+  return ForwardOfOrigin[O];
+}
+
 } // namespace model
 } // namespace ddpguard

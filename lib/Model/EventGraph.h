@@ -13,6 +13,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddpguard {
@@ -95,11 +96,14 @@ public:
 
   llvm::ArrayRef<Block> blocks() const { return Blocks; }
   const ObjectInfo &object(ObjectId O) const { return Objects[O]; }
+  unsigned numObjects() const { return Objects.size(); }
   unsigned numValues() const { return NumValues; }
   unsigned numOrigins() const { return NumOrigins; }
   /// Origins standing for forwards map to their event; input origins do not.
   bool isForwardOrigin(OriginId O) const;
   const Event &forwardOf(OriginId O) const;
+  /// Where a forward origin's event is: (block, index in the block).
+  std::pair<unsigned, unsigned> forwardPosition(OriginId O) const;
   /// Input values with their origins, in the order they were added.
   llvm::ArrayRef<std::pair<ValueId, OriginId>> inputs() const { return Inputs; }
   /// A value that outlives the function (a member, a global): its history

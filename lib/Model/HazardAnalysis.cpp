@@ -1,25 +1,407 @@
 //===- HazardAnalysis.cpp -------------------------------------------------===//
+//
+// Pass 1 iterates to a fixed point over provenance and live forwards, with a
+// worklist in first-in first-out order, joining every state that reaches a
+// block into the block's entry state. A backward's traversed set grows as the
+// states do, so the pairs (F1, F2) that a visit of a block sees (F1 live just
+// before F2) are not all visible in the final states: a state from an early
+// visit of a loop can still carry F1's graph where the final state says a
+// backward killed it, and the rows of the visit live on in the block's entry
+// state. The pairs are therefore recorded per visit, with the graphs each
+// visit kills, and carried forward in time:
+//
+//   - the pairs a visit makes or carries flow, minus the graphs it kills,
+//     into the entry state of each successor, where the successor's next
+//     visit (or, after the last, its final state) picks them up;
+//   - the final states are one more visit of every block, iterated to their
+//     own fixed point (pass 2), and only there do backwards report hazards.
+//
+// Rather than carry the pairs (quadratic in number), both passes run
+// backwards over sets of first forwards: "anticipated" at a point are the
+// forwards whose graph a final-state backward traverses on some way on from
+// that point before a kill. A pair (F1, F2) fails iff F1 is live before F2
+// and anticipated after it, in some visit or in the final state.
+//
+//===----------------------------------------------------------------------===//
 
 #include "HazardAnalysis.h"
-#include "llvm/ADT/BitVector.h"
-#include "llvm/ADT/SparseBitVector.h"
+#include "llvm/ADT/DenseSet.h"
 #include <algorithm>
 #include <deque>
 #include <tuple>
 
 namespace ddpguard {
 namespace model {
-namespace {
 
 using Origins = llvm::SparseBitVector<>;
+using Values = llvm::SparseBitVector<>;
+static constexpr unsigned None = ~0u;
+
+/// What the queries about one result need: where the final states' backwards
+/// are and where graphs die, per block and per pass-1 visit.
+class BackwardIndex {
+public:
+  struct BackwardAt {
+    unsigned Event;
+    /// Index into AnalysisResult::Backwards.
+    unsigned Use;
+  };
+  /// A backward in a pass-1 visit that kills the graphs of Dead.
+  struct Kill {
+    unsigned Event;
+    Origins Dead;
+  };
+  /// A broadcasting forward and the live forwards on its object before it.
+  struct Generation {
+    unsigned Event;
+    OriginId Second;
+    Origins Live;
+  };
+  struct Visit {
+    unsigned Block;
+    std::vector<Kill> Kills;
+    std::vector<Generation> Generations;
+    /// (successor index, graphs the edge drops).
+    std::vector<std::pair<unsigned, Origins>> EdgeKills;
+  };
+
+  std::vector<llvm::SmallVector<unsigned, 2>> Successors;
+  /// The final states: backwards per block in event order, graphs dropped
+  /// per (block, successor index), and per broadcasting forward the live
+  /// forwards on its object before it.
+  std::vector<llvm::SmallVector<BackwardAt, 1>> BlockBackwards;
+  llvm::DenseMap<std::pair<unsigned, unsigned>, Origins> EdgeKills;
+  llvm::DenseMap<OriginId, Origins> FinalLiveBefore;
+  /// Pass 1's visits in time order, and per block the indices of its visits.
+  std::vector<Visit> Visits;
+  std::vector<std::vector<unsigned>> VisitsOf;
+  /// Per origin: (block, event) of its forward, or ~0u for inputs.
+  std::vector<std::pair<unsigned, unsigned>> ForwardPositions;
+
+  /// Per first forward, memoised: the smallest final-state backward site
+  /// reachable from a block's final entry, and from a visit's entry state.
+  mutable llvm::DenseMap<OriginId, llvm::DenseMap<unsigned, unsigned>>
+      EntryMinimum, AccumulatedMinimum;
+
+  bool finalKilled(unsigned B, unsigned Succ, OriginId First) const {
+    auto It = EdgeKills.find({B, Succ});
+    return It != EdgeKills.end() && It->second.test(First);
+  }
+  static bool visitKilled(const Visit &V, unsigned Succ, OriginId First) {
+    for (const auto &[Index, Dead] : V.EdgeKills)
+      if (Index == Succ)
+        return Dead.test(First);
+    return false;
+  }
+  /// Whether a backward of the visit after event Start kills First's graph.
+  static bool killedIn(const Visit &V, unsigned Start, OriginId First) {
+    for (const Kill &K : V.Kills)
+      if (K.Event >= Start && K.Dead.test(First))
+        return true;
+    return false;
+  }
+  /// The first visit of block B after visit V, or None for B's final state.
+  unsigned nextVisit(unsigned B, unsigned V) const {
+    const std::vector<unsigned> &Of = VisitsOf[B];
+    auto It = std::upper_bound(Of.begin(), Of.end(), V);
+    return It == Of.end() ? None : *It;
+  }
+  /// Visits the final-state backwards of block B from event Start on that
+  /// traverse First, up to the first that does not retain its graph (which
+  /// kills First's graph); returns whether one stopped it.
+  template <typename Fn>
+  bool scan(const std::vector<BackwardUse> &Uses, unsigned B, unsigned Start,
+            OriginId First, Fn Visit) const {
+    for (const BackwardAt &At : BlockBackwards[B]) {
+      if (At.Event < Start)
+        continue;
+      const BackwardUse &Use = Uses[At.Use];
+      if (First >= Use.Origins.size() || !Use.Origins.test(First))
+        continue;
+      Visit(Use.Site);
+      if (!Use.RetainGraph)
+        return true;
+    }
+    return false;
+  }
+  unsigned entryMinimum(const std::vector<BackwardUse> &Uses, OriginId First,
+                        unsigned Start) const;
+  unsigned accumulatedMinimum(const std::vector<BackwardUse> &Uses,
+                              OriginId First, unsigned Visit) const;
+  /// From the point after event Start of visit V (None: of the final state
+  /// of block B).
+  unsigned minimumFrom(const std::vector<BackwardUse> &Uses, OriginId First,
+                       unsigned B, unsigned V, unsigned Start) const;
+  /// The final-state blocks whose entry a pair made at (V, Start) reaches.
+  void collectEntries(OriginId First, unsigned V, unsigned Start,
+                      llvm::DenseSet<unsigned> &Seen,
+                      llvm::DenseSet<unsigned> &Entries) const;
+};
+
+unsigned BackwardIndex::entryMinimum(const std::vector<BackwardUse> &Uses,
+                                     OriginId First, unsigned Start) const {
+  llvm::DenseMap<unsigned, unsigned> &Memo = EntryMinimum[First];
+  if (auto It = Memo.find(Start); It != Memo.end())
+    return It->second;
+  // The blocks reachable from Start that no earlier query covered, with the
+  // smallest site each can reach by itself or through a covered block.
+  struct Node {
+    unsigned Candidate = None;
+  };
+  llvm::DenseMap<unsigned, Node> Region;
+  llvm::DenseMap<unsigned, llvm::SmallVector<unsigned, 2>> Predecessors;
+  std::vector<unsigned> Work{Start};
+  Region[Start];
+  while (!Work.empty()) {
+    unsigned B = Work.back();
+    Work.pop_back();
+    Node N;
+    bool Stops = scan(Uses, B, 0, First, [&](SiteId Site) {
+      N.Candidate = std::min(N.Candidate, Site);
+    });
+    if (!Stops)
+      for (unsigned I = 0; I < Successors[B].size(); ++I) {
+        unsigned Succ = Successors[B][I];
+        if (finalKilled(B, I, First))
+          continue;
+        if (auto Known = Memo.find(Succ); Known != Memo.end()) {
+          N.Candidate = std::min(N.Candidate, Known->second);
+          continue;
+        }
+        Predecessors[Succ].push_back(B);
+        if (Region.try_emplace(Succ).second)
+          Work.push_back(Succ);
+      }
+    Region[B] = N;
+  }
+  // A block reaches the smallest candidate of the blocks it reaches: hand
+  // out candidates in ascending order, each to every block that reaches
+  // its holder and holds nothing smaller yet.
+  std::vector<std::pair<unsigned, unsigned>> Sources;
+  for (const auto &[B, N] : Region)
+    if (N.Candidate != None)
+      Sources.push_back({N.Candidate, B});
+  llvm::sort(Sources);
+  for (auto [Value, Source] : Sources) {
+    if (!Memo.try_emplace(Source, Value).second)
+      continue;
+    std::vector<unsigned> Reverse{Source};
+    while (!Reverse.empty()) {
+      unsigned B = Reverse.back();
+      Reverse.pop_back();
+      auto Preds = Predecessors.find(B);
+      if (Preds == Predecessors.end())
+        continue;
+      for (unsigned Pred : Preds->second)
+        if (Memo.try_emplace(Pred, Value).second)
+          Reverse.push_back(Pred);
+    }
+  }
+  for (const auto &[B, N] : Region)
+    Memo.try_emplace(B, None);
+  return Memo[Start];
+}
+
+unsigned
+BackwardIndex::accumulatedMinimum(const std::vector<BackwardUse> &Uses,
+                                  OriginId First, unsigned Start) const {
+  // The pairs in a visit's entry state go through the visit and stay for
+  // the block's next visit (or final state). Edges go forward in time, so
+  // this is a depth-first search over a DAG.
+  llvm::DenseMap<unsigned, unsigned> &Memo = AccumulatedMinimum[First];
+  if (auto It = Memo.find(Start); It != Memo.end())
+    return It->second;
+  auto Dependencies = [&](unsigned V, auto Each) {
+    const Visit &X = Visits[V];
+    Each(nextVisit(X.Block, V), X.Block);
+    if (killedIn(X, 0, First))
+      return;
+    for (unsigned I = 0; I < Successors[X.Block].size(); ++I)
+      if (!visitKilled(X, I, First))
+        Each(nextVisit(Successors[X.Block][I], V), Successors[X.Block][I]);
+  };
+  std::vector<std::pair<unsigned, bool>> Stack{{Start, false}};
+  while (!Stack.empty()) {
+    auto [V, Expanded] = Stack.back();
+    if (Memo.count(V)) {
+      Stack.pop_back();
+      continue;
+    }
+    if (!Expanded) {
+      Stack.back().second = true;
+      Dependencies(V, [&](unsigned Next, unsigned) {
+        if (Next != None && !Memo.count(Next))
+          Stack.push_back({Next, false});
+      });
+      continue;
+    }
+    Stack.pop_back();
+    unsigned Minimum = None;
+    Dependencies(V, [&](unsigned Next, unsigned Block) {
+      Minimum = std::min(Minimum, Next == None
+                                      ? entryMinimum(Uses, First, Block)
+                                      : Memo.lookup(Next));
+    });
+    // entryMinimum may grow the outer map; look this one up again.
+    AccumulatedMinimum[First][V] = Minimum;
+  }
+  return AccumulatedMinimum[First].lookup(Start);
+}
+
+unsigned BackwardIndex::minimumFrom(const std::vector<BackwardUse> &Uses,
+                                    OriginId First, unsigned B, unsigned V,
+                                    unsigned Start) const {
+  unsigned Minimum = None;
+  if (V == None) {
+    if (scan(Uses, B, Start, First,
+             [&](SiteId Site) { Minimum = std::min(Minimum, Site); }))
+      return Minimum;
+    for (unsigned I = 0; I < Successors[B].size(); ++I)
+      if (!finalKilled(B, I, First))
+        Minimum = std::min(Minimum,
+                           entryMinimum(Uses, First, Successors[B][I]));
+    return Minimum;
+  }
+  const Visit &X = Visits[V];
+  if (killedIn(X, Start, First))
+    return None;
+  for (unsigned I = 0; I < Successors[B].size(); ++I) {
+    if (visitKilled(X, I, First))
+      continue;
+    unsigned Succ = Successors[B][I];
+    unsigned Next = nextVisit(Succ, V);
+    Minimum = std::min(Minimum, Next == None
+                                    ? entryMinimum(Uses, First, Succ)
+                                    : accumulatedMinimum(Uses, First, Next));
+  }
+  return Minimum;
+}
+
+void BackwardIndex::collectEntries(OriginId First, unsigned V, unsigned Start,
+                                   llvm::DenseSet<unsigned> &Seen,
+                                   llvm::DenseSet<unsigned> &Entries) const {
+  std::vector<unsigned> Work;
+  auto Reach = [&](unsigned Next, unsigned Block) {
+    if (Next == None)
+      Entries.insert(Block);
+    else if (Seen.insert(Next).second)
+      Work.push_back(Next);
+  };
+  auto Leave = [&](unsigned From, unsigned At) {
+    const Visit &X = Visits[From];
+    if (killedIn(X, At, First))
+      return;
+    for (unsigned I = 0; I < Successors[X.Block].size(); ++I)
+      if (!visitKilled(X, I, First))
+        Reach(nextVisit(Successors[X.Block][I], From),
+              Successors[X.Block][I]);
+  };
+  Leave(V, Start);
+  while (!Work.empty()) {
+    unsigned W = Work.back();
+    Work.pop_back();
+    Reach(nextVisit(Visits[W].Block, W), Visits[W].Block);
+    Leave(W, 0);
+  }
+}
+
+AnalysisResult::AnalysisResult() = default;
+AnalysisResult::AnalysisResult(AnalysisResult &&) = default;
+AnalysisResult &AnalysisResult::operator=(AnalysisResult &&) = default;
+AnalysisResult::~AnalysisResult() = default;
+
+static const Clobber *findClobber(const std::vector<Clobber> &Clobbers,
+                                  OriginId Second) {
+  auto It = llvm::partition_point(
+      Clobbers, [&](const Clobber &C) { return C.SecondForward < Second; });
+  return It != Clobbers.end() && It->SecondForward == Second ? &*It : nullptr;
+}
+
+/// Calls Each(visit, event) for every point where Second made the pair
+/// (First, Second): its pass-1 visits, then its final state (visit None).
+template <typename Fn>
+static void forEachMaking(const BackwardIndex &X, OriginId First,
+                          OriginId Second, Fn Each) {
+  auto [Block, Event] = X.ForwardPositions[Second];
+  for (unsigned V : X.VisitsOf[Block])
+    for (const BackwardIndex::Generation &Gen : X.Visits[V].Generations)
+      if (Gen.Second == Second && Gen.Live.test(First))
+        Each(V, Event);
+  auto Final = X.FinalLiveBefore.find(Second);
+  if (Final != X.FinalLiveBefore.end() && Final->second.test(First))
+    Each(None, Event);
+}
+
+std::vector<SiteId> AnalysisResult::backwardsThrough(OriginId First,
+                                                     OriginId Second) const {
+  std::vector<SiteId> Sites;
+  const Clobber *C = findClobber(Clobbers, Second);
+  if (!Index || !C || !C->FirstForwards.test(First))
+    return Sites;
+  const BackwardIndex &X = *Index;
+  auto Collect = [&](SiteId Site) { Sites.push_back(Site); };
+  llvm::DenseSet<unsigned> SeenVisits, Entries;
+  unsigned Block = X.ForwardPositions[Second].first;
+  forEachMaking(X, First, Second, [&](unsigned V, unsigned Event) {
+    if (V != None) {
+      X.collectEntries(First, V, Event + 1, SeenVisits, Entries);
+      return;
+    }
+    if (!X.scan(Backwards, Block, Event + 1, First, Collect))
+      for (unsigned I = 0; I < X.Successors[Block].size(); ++I)
+        if (!X.finalKilled(Block, I, First))
+          Entries.insert(X.Successors[Block][I]);
+  });
+  // Through the final states from every entry reached.
+  llvm::DenseSet<unsigned> Seen(Entries.begin(), Entries.end());
+  std::vector<unsigned> Work(Entries.begin(), Entries.end());
+  while (!Work.empty()) {
+    unsigned B = Work.back();
+    Work.pop_back();
+    if (X.scan(Backwards, B, 0, First, Collect))
+      continue;
+    for (unsigned I = 0; I < X.Successors[B].size(); ++I)
+      if (!X.finalKilled(B, I, First) &&
+          Seen.insert(X.Successors[B][I]).second)
+        Work.push_back(X.Successors[B][I]);
+  }
+  llvm::sort(Sites);
+  Sites.erase(std::unique(Sites.begin(), Sites.end()), Sites.end());
+  return Sites;
+}
+
+std::optional<SiteId>
+AnalysisResult::firstBackward(OriginId First, OriginId Second,
+                              llvm::function_ref<bool(SiteId)> Skip) const {
+  if (Skip) {
+    for (SiteId Site : backwardsThrough(First, Second))
+      if (!Skip(Site))
+        return Site;
+    return std::nullopt;
+  }
+  const Clobber *C = findClobber(Clobbers, Second);
+  if (!Index || !C || !C->FirstForwards.test(First))
+    return std::nullopt;
+  const BackwardIndex &X = *Index;
+  unsigned Block = X.ForwardPositions[Second].first;
+  unsigned Minimum = None;
+  forEachMaking(X, First, Second, [&](unsigned V, unsigned Event) {
+    Minimum = std::min(Minimum,
+                       X.minimumFrom(Backwards, First, Block, V, Event + 1));
+  });
+  if (Minimum == None)
+    return std::nullopt;
+  return Minimum;
+}
+
+namespace {
 
 /// Origin index NumOrigins in a provenance set stands for "unknown history".
 struct State {
   /// Only live values with a non-empty history.
   llvm::DenseMap<ValueId, Origins> Provenance;
+  /// Forwards whose graph is live.
   Origins Live;
-  /// Clobbered[F1] = forwards that broadcast while F1's graph was live.
-  llvm::DenseMap<OriginId, Origins> Clobbered;
   bool Reached = false;
 
   bool join(const State &Other) {
@@ -32,50 +414,67 @@ struct State {
     bool Changed = Live |= Other.Live;
     for (const auto &[Value, From] : Other.Provenance)
       Changed |= Provenance[Value] |= From;
-    for (const auto &[Origin, From] : Other.Clobbered)
-      Changed |= Clobbered[Origin] |= From;
     return Changed;
   }
 };
 
-class Analyzer {
+} // namespace
+
+class HazardAnalyzer {
 public:
-  explicit Analyzer(const EventGraph &G)
-      : G(G), NumOrigins(G.numOrigins()), Unknown(NumOrigins) {}
+  HazardAnalyzer(const EventGraph &G, AnalysisOptions Options)
+      : G(G), Options(Options), NumOrigins(G.numOrigins()),
+        Unknown(NumOrigins) {}
 
   AnalysisResult run();
 
 private:
   void computeLiveness();
   State initialState() const;
-  /// Drops dead values, and forwards no live value derives from.
-  void prune(State &S, unsigned Block) const;
-  /// Applies block B's events to S; with Result set, records what they show.
-  void transfer(unsigned B, State &S, AnalysisResult *Result) const;
+  /// Drops dead values, and forwards no live value derives from; returns
+  /// the forwards dropped.
+  Origins prune(State &S, unsigned Block) const;
+  /// What prune(S, Block) would drop of the forwards, leaving S alone.
+  Origins dropped(const State &S, unsigned Block) const;
+  /// Applies block B's events to S. With Result set (the final states)
+  /// records the backwards and what they show; otherwise records the
+  /// visit's kills and pairs in Visit.
+  void transfer(unsigned B, State &S, AnalysisResult *Result,
+                BackwardIndex::Visit *Visit);
   Origins provenanceOf(const State &S, llvm::ArrayRef<ValueId> Values) const;
   static llvm::SmallBitVector dense(const Origins &O, unsigned Size);
+  /// Passes 2 and 3: anticipated forwards in the final states, then back
+  /// through pass 1's visits; from them the clobbers.
+  void anticipate(AnalysisResult &Result);
 
   const EventGraph &G;
+  AnalysisOptions Options;
   unsigned NumOrigins;
   unsigned Unknown;
-  std::vector<llvm::BitVector> LiveIn;
+  /// Values some later event reads, at each block's entry.
+  std::vector<Values> LiveIn;
+  std::vector<Origins> ObjectForwards;
+  std::vector<bool> Reached;
+  /// Per entry of AnalysisResult::Backwards: the origins it traverses.
+  std::vector<Origins> Traversed;
+  BackwardIndex *Index = nullptr;
 };
 
-void Analyzer::computeLiveness() {
+void HazardAnalyzer::computeLiveness() {
   auto Blocks = G.blocks();
-  unsigned N = G.numValues();
   std::vector<std::vector<unsigned>> Predecessors(Blocks.size());
   for (unsigned B = 0; B < Blocks.size(); ++B)
     for (unsigned Succ : Blocks[B].Successors)
       Predecessors[Succ].push_back(B);
-  llvm::BitVector ExitLive(N);
+  Values ExitLive;
   for (auto [Value, Origin] : G.inputs())
     ExitLive.set(Value);
   for (ValueId V : G.escaping())
     ExitLive.set(V);
   ExitLive.set(G.unknownValue());
 
-  LiveIn.assign(Blocks.size(), llvm::BitVector(N));
+  // Sparse: few values are live at once, however long the function.
+  LiveIn.assign(Blocks.size(), Values());
   std::deque<unsigned> Worklist;
   std::vector<bool> Queued(Blocks.size(), true);
   for (unsigned B = 0; B < Blocks.size(); ++B)
@@ -84,8 +483,7 @@ void Analyzer::computeLiveness() {
     unsigned B = Worklist.front();
     Worklist.pop_front();
     Queued[B] = false;
-    llvm::BitVector Live =
-        Blocks[B].Successors.empty() ? ExitLive : llvm::BitVector(N);
+    Values Live = Blocks[B].Successors.empty() ? ExitLive : Values();
     for (unsigned Succ : Blocks[B].Successors)
       Live |= LiveIn[Succ];
     for (const Event &E : llvm::reverse(Blocks[B].Events)) {
@@ -109,7 +507,7 @@ void Analyzer::computeLiveness() {
   }
 }
 
-State Analyzer::initialState() const {
+State HazardAnalyzer::initialState() const {
   State S;
   S.Reached = true;
   S.Provenance[G.unknownValue()].set(Unknown);
@@ -118,8 +516,8 @@ State Analyzer::initialState() const {
   return S;
 }
 
-void Analyzer::prune(State &S, unsigned Block) const {
-  const llvm::BitVector &Live = LiveIn[Block];
+Origins HazardAnalyzer::prune(State &S, unsigned Block) const {
+  const Values &Live = LiveIn[Block];
   Origins Reachable;
   for (auto It = S.Provenance.begin(); It != S.Provenance.end();) {
     auto Current = It++;
@@ -128,16 +526,23 @@ void Analyzer::prune(State &S, unsigned Block) const {
     else
       Reachable |= Current->second;
   }
-  S.Live &= Reachable;
-  for (auto It = S.Clobbered.begin(); It != S.Clobbered.end();) {
-    auto Current = It++;
-    if (!S.Live.test(Current->first))
-      S.Clobbered.erase(Current);
-  }
+  Origins Dropped = S.Live - Reachable;
+  if (!Dropped.empty())
+    S.Live.intersectWithComplement(Dropped);
+  return Dropped;
 }
 
-Origins Analyzer::provenanceOf(const State &S,
-                               llvm::ArrayRef<ValueId> Values) const {
+Origins HazardAnalyzer::dropped(const State &S, unsigned Block) const {
+  const Values &Live = LiveIn[Block];
+  Origins Reachable;
+  for (const auto &[Value, From] : S.Provenance)
+    if (Live.test(Value))
+      Reachable |= From;
+  return S.Live - Reachable;
+}
+
+Origins HazardAnalyzer::provenanceOf(const State &S,
+                                     llvm::ArrayRef<ValueId> Values) const {
   Origins P;
   for (ValueId V : Values) {
     auto It = S.Provenance.find(V);
@@ -147,7 +552,7 @@ Origins Analyzer::provenanceOf(const State &S,
   return P;
 }
 
-llvm::SmallBitVector Analyzer::dense(const Origins &O, unsigned Size) {
+llvm::SmallBitVector HazardAnalyzer::dense(const Origins &O, unsigned Size) {
   llvm::SmallBitVector Result(Size);
   for (unsigned Bit : O)
     if (Bit < Size)
@@ -155,8 +560,11 @@ llvm::SmallBitVector Analyzer::dense(const Origins &O, unsigned Size) {
   return Result;
 }
 
-void Analyzer::transfer(unsigned B, State &S, AnalysisResult *Result) const {
-  for (const Event &E : G.blocks()[B].Events) {
+void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
+                              BackwardIndex::Visit *Visit) {
+  const auto &Events = G.blocks()[B].Events;
+  for (unsigned I = 0; I < Events.size(); ++I) {
+    const Event &E = Events[I];
     switch (E.EventKind) {
     case Event::Kind::Derive: {
       Origins P = provenanceOf(S, E.Sources);
@@ -168,10 +576,16 @@ void Analyzer::transfer(unsigned B, State &S, AnalysisResult *Result) const {
     }
     case Event::Kind::Forward: {
       const ObjectInfo &Object = G.object(E.Object);
-      if (Object.BroadcastsBuffers && Object.HasBuffers)
-        for (unsigned O : S.Live)
-          if (G.forwardOf(O).Object == E.Object)
-            S.Clobbered[O].set(E.Origin);
+      // It clobbers the live graphs of the earlier forwards on its object.
+      if ((Result || Visit) && Object.BroadcastsBuffers && Object.HasBuffers) {
+        Origins Clobbered = S.Live & ObjectForwards[E.Object];
+        if (Clobbered.empty()) {
+        } else if (Result) {
+          Index->FinalLiveBefore[E.Origin] = std::move(Clobbered);
+        } else {
+          Visit->Generations.push_back({I, E.Origin, std::move(Clobbered)});
+        }
+      }
       // Under no_grad the output carries no history at all.
       Origins P;
       if (E.GradEnabled) {
@@ -189,20 +603,18 @@ void Analyzer::transfer(unsigned B, State &S, AnalysisResult *Result) const {
       if (ThroughUnknown)
         P |= S.Live;
       if (Result) {
-        for (unsigned O : P) {
-          auto Clobbers = S.Clobbered.find(O);
-          if (S.Live.test(O) && Clobbers != S.Clobbered.end())
-            for (unsigned Second : Clobbers->second)
-              Result->Hazards.push_back({O, Second, E.Site});
-        }
+        Index->BlockBackwards[B].push_back(
+            {I, static_cast<unsigned>(Result->Backwards.size())});
         Result->Backwards.push_back(
             {E.Site, dense(P, NumOrigins), E.RetainGraph, ThroughUnknown});
+        Traversed.push_back(P);
       }
-      if (!E.RetainGraph)
-        for (unsigned O : P) {
-          S.Live.reset(O);
-          S.Clobbered.erase(O);
-        }
+      if (!E.RetainGraph) {
+        Origins Dead = S.Live & P;
+        S.Live.intersectWithComplement(P);
+        if (Visit && !Dead.empty())
+          Visit->Kills.push_back({I, std::move(Dead)});
+      }
       break;
     }
     case Event::Kind::Return:
@@ -213,14 +625,143 @@ void Analyzer::transfer(unsigned B, State &S, AnalysisResult *Result) const {
   }
 }
 
-AnalysisResult Analyzer::run() {
+void HazardAnalyzer::anticipate(AnalysisResult &Result) {
+  auto Blocks = G.blocks();
+  BackwardIndex &X = *Index;
+  std::vector<std::vector<unsigned>> Predecessors(Blocks.size());
+  for (unsigned B = 0; B < Blocks.size(); ++B)
+    if (Reached[B])
+      for (unsigned Succ : Blocks[B].Successors)
+        Predecessors[Succ].push_back(B);
+
+  // Pass 2, over the final states: anticipated at each block's exit. A
+  // backward adds the graphs it traverses (those it kills are anticipated
+  // right there); an edge that drops a graph stops it.
+  std::vector<Origins> Out(Blocks.size());
+  auto In = [&](unsigned B) {
+    Origins A = Out[B];
+    for (const BackwardIndex::BackwardAt &At : X.BlockBackwards[B])
+      A |= Traversed[At.Use];
+    return A;
+  };
+  std::deque<unsigned> Worklist;
+  std::vector<bool> Queued(Blocks.size(), false);
+  for (unsigned B = Blocks.size(); B-- > 0;)
+    if (Reached[B] && !X.BlockBackwards[B].empty()) {
+      Queued[B] = true;
+      Worklist.push_back(B);
+    }
+  while (!Worklist.empty()) {
+    unsigned B = Worklist.front();
+    Worklist.pop_front();
+    Queued[B] = false;
+    Origins A = In(B);
+    for (unsigned Pred : Predecessors[B]) {
+      const auto &Succs = Blocks[Pred].Successors;
+      bool Changed = false;
+      for (unsigned I = 0; I < Succs.size(); ++I) {
+        if (Succs[I] != B)
+          continue;
+        auto Kills = X.EdgeKills.find({Pred, I});
+        if (Kills == X.EdgeKills.end())
+          Changed |= Out[Pred] |= A;
+        else
+          Changed |= Out[Pred] |= A - Kills->second;
+      }
+      if (Changed && !Queued[Pred]) {
+        Queued[Pred] = true;
+        Worklist.push_back(Pred);
+      }
+    }
+  }
+
+  // F2 clobbers the forwards live before it that are anticipated after it.
+  llvm::DenseMap<OriginId, Origins> Firsts;
+  llvm::DenseMap<unsigned, llvm::SmallVector<std::pair<unsigned, OriginId>, 2>>
+      ForwardsByBlock;
+  for (const auto &[Second, Live] : X.FinalLiveBefore)
+    ForwardsByBlock[X.ForwardPositions[Second].first].push_back(
+        {X.ForwardPositions[Second].second, Second});
+  for (auto &[B, Forwards] : ForwardsByBlock) {
+    llvm::sort(Forwards, [](const auto &L, const auto &R) { return L.first > R.first; });
+    Origins A = Out[B];
+    auto Backward = X.BlockBackwards[B].rbegin(), End = X.BlockBackwards[B].rend();
+    for (auto [Event, Second] : Forwards) {
+      for (; Backward != End && Backward->Event > Event; ++Backward)
+        A |= Traversed[Backward->Use];
+      Origins Made = X.FinalLiveBefore[Second] & A;
+      if (!Made.empty())
+        Firsts[Second] |= Made;
+    }
+  }
+
+  // Pass 3, back through pass 1's visits in reverse time order. Accumulated
+  // holds, per block, what is anticipated in its entry state just before its
+  // next visit (after the last one: its final entry).
+  std::vector<Origins> Accumulated(Blocks.size());
+  for (unsigned B = 0; B < Blocks.size(); ++B)
+    if (Reached[B])
+      Accumulated[B] = In(B);
+  Out.clear();
+  for (unsigned V = X.Visits.size(); V-- > 0;) {
+    const BackwardIndex::Visit &Visit = X.Visits[V];
+    unsigned B = Visit.Block;
+    Origins A;
+    const auto &Succs = Blocks[B].Successors;
+    for (unsigned I = 0; I < Succs.size(); ++I) {
+      const Origins *Dropped = nullptr;
+      for (const auto &[Index, Dead] : Visit.EdgeKills)
+        if (Index == I)
+          Dropped = &Dead;
+      if (Dropped)
+        A |= Accumulated[Succs[I]] - *Dropped;
+      else
+        A |= Accumulated[Succs[I]];
+    }
+    // Kills and pairs by event, last first.
+    auto Kill = Visit.Kills.rbegin(), KillEnd = Visit.Kills.rend();
+    for (auto Gen = Visit.Generations.rbegin(); Gen != Visit.Generations.rend();
+         ++Gen) {
+      for (; Kill != KillEnd && Kill->Event > Gen->Event; ++Kill)
+        A.intersectWithComplement(Kill->Dead);
+      Origins Made = Gen->Live & A;
+      if (!Made.empty())
+        Firsts[Gen->Second] |= Made;
+    }
+    for (; Kill != KillEnd; ++Kill)
+      A.intersectWithComplement(Kill->Dead);
+    Accumulated[B] |= A;
+  }
+
+  for (auto &[Second, Made] : Firsts)
+    Result.Clobbers.push_back({Second, std::move(Made)});
+  llvm::sort(Result.Clobbers, [](const Clobber &L, const Clobber &R) {
+    return L.SecondForward < R.SecondForward;
+  });
+}
+
+AnalysisResult HazardAnalyzer::run() {
   auto Blocks = G.blocks();
   AnalysisResult Result;
   Result.ReturnedOrigins.resize(NumOrigins);
   if (Blocks.empty())
     return Result;
+  Result.Index = std::make_unique<BackwardIndex>();
+  Index = Result.Index.get();
+  Index->BlockBackwards.resize(Blocks.size());
+  Index->VisitsOf.resize(Blocks.size());
+  Index->ForwardPositions.assign(NumOrigins, {None, None});
+  ObjectForwards.resize(G.numObjects());
+  for (OriginId O = 0; O < NumOrigins; ++O)
+    if (G.isForwardOrigin(O)) {
+      Index->ForwardPositions[O] = G.forwardPosition(O);
+      ObjectForwards[G.forwardOf(O).Object].set(O);
+    }
+  for (const Block &B : Blocks)
+    Index->Successors.push_back(B.Successors);
   computeLiveness();
 
+  // Pass 1.
   std::vector<State> In(Blocks.size());
   In[G.entry()] = initialState();
   prune(In[G.entry()], G.entry());
@@ -231,49 +772,67 @@ AnalysisResult Analyzer::run() {
     unsigned B = Worklist.front();
     Worklist.pop_front();
     Queued[B] = false;
+    BackwardIndex::Visit Visit;
+    Visit.Block = B;
     State Out = In[B];
-    transfer(B, Out, nullptr);
-    for (unsigned Succ : Blocks[B].Successors) {
+    transfer(B, Out, nullptr, &Visit);
+    for (unsigned I = 0, E = Blocks[B].Successors.size(); I < E; ++I) {
+      unsigned Succ = Blocks[B].Successors[I];
       // Pruning before the join keeps the join monotone.
-      State Into = Out;
-      prune(Into, Succ);
+      State Into = I + 1 == E ? std::move(Out) : Out;
+      Origins Dropped = prune(Into, Succ);
+      if (!Dropped.empty())
+        Visit.EdgeKills.push_back({I, std::move(Dropped)});
       if (In[Succ].join(Into) && !Queued[Succ]) {
         Queued[Succ] = true;
         Worklist.push_back(Succ);
       }
     }
+    Index->VisitsOf[B].push_back(Index->Visits.size());
+    Index->Visits.push_back(std::move(Visit));
   }
 
+  // The final states.
   State Exit;
+  Reached.assign(Blocks.size(), false);
   for (unsigned B = 0; B < Blocks.size(); ++B) {
     if (!In[B].Reached)
       continue;
-    State Out = In[B];
-    transfer(B, Out, &Result);
+    Reached[B] = true;
+    State Out = std::move(In[B]);
+    transfer(B, Out, &Result, nullptr);
+    for (unsigned I = 0; I < Blocks[B].Successors.size(); ++I) {
+      Origins Dropped = dropped(Out, Blocks[B].Successors[I]);
+      if (!Dropped.empty())
+        Index->EdgeKills[{B, I}] = std::move(Dropped);
+    }
     if (Blocks[B].Successors.empty())
       Exit.join(Out);
   }
+  In.clear();
   for (const auto &[Value, P] : Exit.Provenance)
     Result.ExitProvenance[Value] = dense(P, NumOrigins);
 
-  auto Key = [](const Hazard &H) {
-    return std::make_tuple(H.SecondForward, H.FirstForward, H.Backward);
-  };
-  llvm::sort(Result.Hazards, [&](const Hazard &A, const Hazard &B) {
-    return Key(A) < Key(B);
-  });
-  Result.Hazards.erase(std::unique(Result.Hazards.begin(), Result.Hazards.end(),
-                                   [&](const Hazard &A, const Hazard &B) {
-                                     return Key(A) == Key(B);
-                                   }),
-                       Result.Hazards.end());
+  anticipate(Result);
+
+  if (Options.ListHazards) {
+    for (const Clobber &C : Result.Clobbers)
+      for (unsigned First : C.FirstForwards)
+        for (SiteId Backward : Result.backwardsThrough(First, C.SecondForward))
+          Result.Hazards.push_back({First, C.SecondForward, Backward});
+    auto Key = [](const Hazard &H) {
+      return std::make_tuple(H.SecondForward, H.FirstForward, H.Backward);
+    };
+    llvm::sort(Result.Hazards, [&](const Hazard &A, const Hazard &B) {
+      return Key(A) < Key(B);
+    });
+  }
   return Result;
 }
 
-} // namespace
-
-AnalysisResult analyzeHazards(const EventGraph &Graph) {
-  return Analyzer(Graph).run();
+AnalysisResult analyzeHazards(const EventGraph &Graph,
+                              AnalysisOptions Options) {
+  return HazardAnalyzer(Graph, Options).run();
 }
 
 } // namespace model

@@ -4,16 +4,25 @@
 // grad-mode forward F1 on a DDP object D, and a later forward F2 on D ran
 // (in any grad mode) while D broadcasts buffers and has buffers.
 //
-// The analysis is a forward may-dataflow over an EventGraph. Its state is the
-// provenance of each value (which origins its history comes from), the set of
-// forwards whose graph is still live, and for each live forward the forwards
-// that broadcast after it. A backward through a clobbered live forward is a
-// hazard.
+// The analysis is a forward may-dataflow over an EventGraph whose state is
+// the provenance of each value (which origins its history comes from) and
+// the forwards whose graph is still live. A live graph dies at a backward
+// through it (unless the graph is retained), or where no live value derives
+// from it any more: a value no later event reads is dropped, and so is a
+// forward no remaining value derives from. This keeps the state proportional
+// to what is live.
 //
-// A value no later event reads is dropped from the state, and so is a forward
-// no remaining value derives from: no backward can reach its graph any more.
-// This keeps the state proportional to what is live, so long functions are
-// analysed in near-linear time.
+// F2 clobbers F1 when F1's graph is live (and F1 on F2's object) just before
+// F2; the pair fails at each later backward that traverses F1's graph before
+// it dies. The pairs can be quadratic in number, so they are never carried
+// in the state: a backward pass finds the forwards whose graph a later
+// backward traverses ("anticipated"), and F2's first forwards are those live
+// before it and anticipated after it. Each pass costs the graph's size times
+// a set of origins (see HazardAnalysis.cpp for how the visits of the fixed
+// point iteration are replayed), so long functions with many branches or
+// deeply nested loops are analysed in near-linear time. The hazard triples
+// are listed only on request; a caller that names one first forward per
+// second forward asks for that pair's first backward alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +31,11 @@
 
 #include "EventGraph.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/SparseBitVector.h"
+#include <memory>
+#include <optional>
 #include <vector>
 
 namespace ddpguard {
@@ -44,18 +57,57 @@ struct BackwardUse {
   bool ThroughUnknown;
 };
 
+/// A forward that broadcasts while earlier forwards' graphs are live, and a
+/// later backward traverses them: every (first, SecondForward) pair fails.
+struct Clobber {
+  OriginId SecondForward;
+  llvm::SparseBitVector<> FirstForwards;
+};
+
+struct AnalysisOptions {
+  /// Fill AnalysisResult::Hazards: every (first, second, backward) triple.
+  /// Their number can grow with the square of the function's forwards.
+  bool ListHazards = true;
+};
+
+class BackwardIndex;
+
 struct AnalysisResult {
-  /// Sorted by second forward, then first forward, then backward; no
-  /// duplicates.
+  AnalysisResult();
+  AnalysisResult(AnalysisResult &&);
+  AnalysisResult &operator=(AnalysisResult &&);
+  ~AnalysisResult();
+
+  /// With AnalysisOptions::ListHazards: sorted by second forward, then first
+  /// forward, then backward; no duplicates.
   std::vector<Hazard> Hazards;
+  /// Sorted by second forward; each second forward once.
+  std::vector<Clobber> Clobbers;
   /// Origins that flow into a returned value.
   llvm::SmallBitVector ReturnedOrigins;
   std::vector<BackwardUse> Backwards;
   /// Provenance of the inputs and escaping values where the function exits.
   llvm::DenseMap<ValueId, llvm::SmallBitVector> ExitProvenance;
+
+  /// The backwards through which (First, Second) fails, ascending: those
+  /// reachable from Second while First's graph stays live that traverse it.
+  /// Empty unless First is among Second's clobbered first forwards.
+  std::vector<SiteId> backwardsThrough(OriginId First, OriginId Second) const;
+  /// The smallest of backwardsThrough(First, Second) that Skip (if given)
+  /// does not reject. Without Skip this is memoised per first forward, so
+  /// asking it for many second forwards costs about one pass over the part
+  /// of the graph where First's graph is live.
+  std::optional<SiteId>
+  firstBackward(OriginId First, OriginId Second,
+                llvm::function_ref<bool(SiteId)> Skip = nullptr) const;
+
+private:
+  friend class HazardAnalyzer;
+  std::unique_ptr<BackwardIndex> Index;
 };
 
-AnalysisResult analyzeHazards(const EventGraph &Graph);
+AnalysisResult analyzeHazards(const EventGraph &Graph,
+                              AnalysisOptions Options = {});
 
 } // namespace model
 } // namespace ddpguard
