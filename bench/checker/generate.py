@@ -7,6 +7,13 @@
   generate.py function <units> <out.cpp>   one function of <units> blocks, each
                                            with a forward, a branch and, every
                                            tenth, a backward
+  generate.py branches <n> <out.cpp>       one function of <n> if/else
+                                           statements in a row, each branch a
+                                           DDP forward or a tensor op added to
+                                           one loss, then one backward
+  generate.py loops <n> <out.cpp>          one function of <n> nested loops,
+                                           each level a DDP forward added to
+                                           one loss, the innermost a backward
 """
 import sys
 
@@ -110,8 +117,47 @@ def function(units):
     return HEADER + "".join(body)
 
 
+def branches(n):
+    """n if/else statements in a row: forwards on d0/d1 or plain tensor ops,
+    all summed into one loss that is backwarded once at the end (so every
+    forward on d0 but the last is a hazard, like every one on d1)."""
+    body = ["""void manyBranches(Net n0, Net n1, PG pg, torch::Tensor x,
+                  std::vector<bool> flags) {
+  DDP d0(n0, pg), d1(n1, pg);
+  torch::Tensor loss = torch::zeros({1});
+"""]
+    for i in range(n):
+        body.append(f"""  if (flags[{i}])
+    loss = loss + d{i % 2}(x).sum();
+  else
+    loss = loss + (x * {i}.5).sum();
+""")
+    body.append("  loss.backward();\n}\n")
+    return HEADER + "".join(body)
+
+
+def loops(n):
+    """n nested loops; each level forwards on d into one loss, the innermost
+    also backwards it (so every forward reaches the backward after another
+    forward: hazards throughout)."""
+    body = ["""void nestedLoops(Net net, PG pg, torch::Tensor x, int steps) {
+  DDP d(net, pg);
+  torch::Tensor loss = torch::zeros({1});
+"""]
+    for i in range(n):
+        indent = "  " * (i + 1)
+        body.append(f"{indent}for (int i{i} = 0; i{i} < steps; ++i{i}) {{\n"
+                    f"{indent}  loss = loss + (d(x) * {i}.5).sum();\n")
+    body.append("  " * (n + 1) + "loss.backward();\n")
+    for i in reversed(range(n)):
+        body.append("  " * (i + 1) + "}\n")
+    body.append("}\n")
+    return HEADER + "".join(body)
+
+
 if __name__ == "__main__":
     kind, size, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    text = training(size) if kind == "training" else function(size)
+    text = {"training": training, "function": function, "branches": branches,
+            "loops": loops}[kind](size)
     with open(path, "w") as f:
         f.write(text)

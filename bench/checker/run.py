@@ -14,12 +14,18 @@ run (absolute times on shared machines mean little):
      1x, in instructions (valgrind's callgrind: repeatable, unlike seconds on
      a shared machine); its own work is the run minus the same clang-tidy run
      with the trivial check, which pays clang-tidy's fixed costs and the AST
-     traversal but no analysis.
+     traversal but no analysis;
+  4. big functions: one function of N if/else statements (each branch a DDP
+     forward or a tensor op) and one of N nested loops (each level a
+     forward), at N and 2N: wall time and peak memory (the child's maximum
+     resident set) of the check, the same for the trivial check, and the
+     check's 2N/N ratios (goal <= 2.5; nested loops stop at 200, below
+     clang's default bracket depth of 256).
 
 Wall times are the best of --runs interleaved runs: noise on a shared machine
 only ever adds time.
 
-  run.py --build <build dir> [--runs N]
+  run.py --build <build dir> [--runs N] [--parts torch,training,function,shapes]
 """
 import argparse
 import os
@@ -52,6 +58,19 @@ def best(commands, runs):
     return [min(s) for s in samples]
 
 
+def time_and_memory(cmd):
+    """Wall time (s) and peak resident set (KiB) of one run; the peak is the
+    child's own (wait4), not the maximum over all children."""
+    start = time.perf_counter()
+    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        sys.exit(f"failed ({code}): {' '.join(cmd)}")
+    return elapsed, usage.ru_maxrss
+
+
 def instructions(cmd):
     """Instructions the command executes, counted by callgrind."""
     result = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + cmd,
@@ -68,7 +87,10 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--clang-tidy", default="clang-tidy-19")
     parser.add_argument("--clangxx", default="clang++-19")
+    parser.add_argument("--parts", default="torch,training,function,shapes",
+                        help="comma-separated subset of torch,training,function,shapes")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     plugin = os.path.join(args.build, "lib", "ddpguard-tidy.so")
     torch_flags = ["-std=c++17", "-DUSE_C10D_GLOO", "-DUSE_DISTRIBUTED",
                    "-isystem", "/usr/include/torch/csrc/api/include",
@@ -95,27 +117,58 @@ def main():
         print(f"  ratio check/clang++ parse  = {check_t / parse_t:.3f}  "
               f"(use-after-move/clang++ parse = {uam_t / parse_t:.3f})")
 
-    example = os.path.join(ROOT, "examples", "contrastive", "train.cpp")
-    parse_ratios(f"torch TU ({os.path.relpath(example, ROOT)})", example)
-    training = os.path.join(work, "training.cpp")
-    subprocess.run([sys.executable, generate, "training", "5000", training], check=True)
-    parse_ratios("generated 5,000-line training file", training)
-
-    sizes = {}
-    for name, units in (("1x", 500), ("10x", 5000)):
-        path = os.path.join(work, f"function-{name}.cpp")
-        subprocess.run([sys.executable, generate, "function", str(units), path], check=True)
+    def generated(kind, size, name):
+        path = os.path.join(work, f"{name}.cpp")
+        subprocess.run([sys.executable, generate, kind, str(size), path], check=True)
         # Mock headers keep parsing small, so the analysis itself shows.
         with open(path) as f:
             text = f.read().replace("#include <torch/torch.h>\n", "")
         with open(path, "w") as f:
             f.write(text)
+        return path
+
+    if "torch" in parts:
+        example = os.path.join(ROOT, "examples", "contrastive", "train.cpp")
+        parse_ratios(f"torch TU ({os.path.relpath(example, ROOT)})", example)
+    if "training" in parts:
+        training = os.path.join(work, "training.cpp")
+        subprocess.run([sys.executable, generate, "training", "5000", training], check=True)
+        parse_ratios("generated 5,000-line training file", training)
+    if "function" in parts:
+        function_scaling(generated, check, mock_flags)
+    if "shapes" in parts:
+        shapes_scaling(generated, check, mock_flags, args.runs)
+
+
+def function_scaling(generated, check, mock_flags):
+    sizes = {}
+    for name, units in (("1x", 500), ("10x", 5000)):
+        path = generated("function", units, f"function-{name}")
         check_i = instructions(check(path, mock_flags))
         trivial_i = instructions(check(path, mock_flags, TRIVIAL))
         sizes[name] = check_i - trivial_i
         print(f"function {name} ({units} blocks): trivial check {trivial_i / 1e9:.3f} G instructions, "
               f"check {check_i / 1e9:.3f} G, analysis {sizes[name] / 1e9:.3f} G")
     print(f"  scaling ratio 10x/1x = {sizes['10x'] / sizes['1x']:.2f}  (goal <= 12, linear = 10)")
+
+
+def shapes_scaling(generated, check, mock_flags, runs):
+    for kind, label, n in (("branches", "if/else statements", 1000),
+                           ("loops", "nested loops", 100)):
+        figures = {}
+        for size in (n, 2 * n):
+            path = generated(kind, size, f"{kind}-{size}")
+            # Interleaved like best(); the smallest time and peak of each.
+            samples = [[time_and_memory(check(path, mock_flags)),
+                        time_and_memory(check(path, mock_flags, TRIVIAL))]
+                       for _ in range(runs)]
+            check_t, check_m = (min(s[0][i] for s in samples) for i in (0, 1))
+            trivial_t, trivial_m = (min(s[1][i] for s in samples) for i in (0, 1))
+            figures[size] = (check_t, check_m)
+            print(f"{kind} {size} ({label}): check {check_t:.2f} s, {check_m / 1024:.0f} MiB; "
+                  f"trivial check {trivial_t:.2f} s, {trivial_m / 1024:.0f} MiB")
+        (t1, m1), (t2, m2) = figures[n], figures[2 * n]
+        print(f"  {kind} {2 * n}/{n}: time {t2 / t1:.2f}, memory {m2 / m1:.2f}  (goal <= 2.5 each)")
 
 
 if __name__ == "__main__":
