@@ -59,6 +59,8 @@ public:
   };
   struct Visit {
     unsigned Block;
+    /// The live forwards in the block's entry state at the visit.
+    Origins Live;
     std::vector<Kill> Kills;
     std::vector<Generation> Generations;
     /// (successor index, graphs the edge drops).
@@ -72,6 +74,9 @@ public:
   std::vector<llvm::SmallVector<BackwardAt, 1>> BlockBackwards;
   llvm::DenseMap<std::pair<unsigned, unsigned>, Origins> EdgeKills;
   llvm::DenseMap<OriginId, Origins> FinalLiveBefore;
+  /// The live forwards in each block's final entry state. A pair (F1, F2)
+  /// exists only where F1 is live, which bounds every search below.
+  std::vector<Origins> FinalLiveIn;
   /// Pass 1's visits in time order, and per block the indices of its visits.
   std::vector<Visit> Visits;
   std::vector<std::vector<unsigned>> VisitsOf;
@@ -140,6 +145,8 @@ public:
 
 unsigned BackwardIndex::entryMinimum(const std::vector<BackwardUse> &Uses,
                                      OriginId First, unsigned Start) const {
+  if (!FinalLiveIn[Start].test(First))
+    return None;
   llvm::DenseMap<unsigned, unsigned> &Memo = EntryMinimum[First];
   if (auto It = Memo.find(Start); It != Memo.end())
     return It->second;
@@ -162,7 +169,7 @@ unsigned BackwardIndex::entryMinimum(const std::vector<BackwardUse> &Uses,
     if (!Stops)
       for (unsigned I = 0; I < Successors[B].size(); ++I) {
         unsigned Succ = Successors[B][I];
-        if (finalKilled(B, I, First))
+        if (finalKilled(B, I, First) || !FinalLiveIn[Succ].test(First))
           continue;
         if (auto Known = Memo.find(Succ); Known != Memo.end()) {
           N.Candidate = std::min(N.Candidate, Known->second);
@@ -208,17 +215,26 @@ BackwardIndex::accumulatedMinimum(const std::vector<BackwardUse> &Uses,
   // The pairs in a visit's entry state go through the visit and stay for
   // the block's next visit (or final state). Edges go forward in time, so
   // this is a depth-first search over a DAG.
+  if (!Visits[Start].Live.test(First))
+    return None;
   llvm::DenseMap<unsigned, unsigned> &Memo = AccumulatedMinimum[First];
   if (auto It = Memo.find(Start); It != Memo.end())
     return It->second;
+  // A pair with First exists only in entry states where First is live:
+  // other visits and final states are not even looked at.
   auto Dependencies = [&](unsigned V, auto Each) {
     const Visit &X = Visits[V];
-    Each(nextVisit(X.Block, V), X.Block);
+    auto Live = [&](unsigned Next, unsigned Block) {
+      if (Next == None ? FinalLiveIn[Block].test(First)
+                       : Visits[Next].Live.test(First))
+        Each(Next, Block);
+    };
+    Live(nextVisit(X.Block, V), X.Block);
     if (killedIn(X, 0, First))
       return;
     for (unsigned I = 0; I < Successors[X.Block].size(); ++I)
       if (!visitKilled(X, I, First))
-        Each(nextVisit(Successors[X.Block][I], V), Successors[X.Block][I]);
+        Live(nextVisit(Successors[X.Block][I], V), Successors[X.Block][I]);
   };
   std::vector<std::pair<unsigned, bool>> Stack{{Start, false}};
   while (!Stack.empty()) {
@@ -282,10 +298,12 @@ void BackwardIndex::collectEntries(OriginId First, unsigned V, unsigned Start,
                                    llvm::DenseSet<unsigned> &Entries) const {
   std::vector<unsigned> Work;
   auto Reach = [&](unsigned Next, unsigned Block) {
-    if (Next == None)
-      Entries.insert(Block);
-    else if (Seen.insert(Next).second)
+    if (Next == None) {
+      if (FinalLiveIn[Block].test(First))
+        Entries.insert(Block);
+    } else if (Visits[Next].Live.test(First) && Seen.insert(Next).second) {
       Work.push_back(Next);
+    }
   };
   auto Leave = [&](unsigned From, unsigned At) {
     const Visit &X = Visits[From];
@@ -349,7 +367,8 @@ std::vector<SiteId> AnalysisResult::backwardsThrough(OriginId First,
     }
     if (!X.scan(Backwards, Block, Event + 1, First, Collect))
       for (unsigned I = 0; I < X.Successors[Block].size(); ++I)
-        if (!X.finalKilled(Block, I, First))
+        if (!X.finalKilled(Block, I, First) &&
+            X.FinalLiveIn[X.Successors[Block][I]].test(First))
           Entries.insert(X.Successors[Block][I]);
   });
   // Through the final states from every entry reached.
@@ -362,6 +381,7 @@ std::vector<SiteId> AnalysisResult::backwardsThrough(OriginId First,
       continue;
     for (unsigned I = 0; I < X.Successors[B].size(); ++I)
       if (!X.finalKilled(B, I, First) &&
+          X.FinalLiveIn[X.Successors[B][I]].test(First) &&
           Seen.insert(X.Successors[B][I]).second)
         Work.push_back(X.Successors[B][I]);
   }
@@ -638,10 +658,12 @@ void HazardAnalyzer::anticipate(AnalysisResult &Result) {
   // backward adds the graphs it traverses (those it kills are anticipated
   // right there); an edge that drops a graph stops it.
   std::vector<Origins> Out(Blocks.size());
+  // Only forwards live at a block's entry can have pairs there.
   auto In = [&](unsigned B) {
     Origins A = Out[B];
     for (const BackwardIndex::BackwardAt &At : X.BlockBackwards[B])
       A |= Traversed[At.Use];
+    A &= X.FinalLiveIn[B];
     return A;
   };
   std::deque<unsigned> Worklist;
@@ -730,7 +752,9 @@ void HazardAnalyzer::anticipate(AnalysisResult &Result) {
     }
     for (; Kill != KillEnd; ++Kill)
       A.intersectWithComplement(Kill->Dead);
-    Accumulated[B] |= A;
+    A |= Accumulated[B];
+    A &= Visit.Live;
+    Accumulated[B] = std::move(A);
   }
 
   for (auto &[Second, Made] : Firsts)
@@ -750,6 +774,7 @@ AnalysisResult HazardAnalyzer::run() {
   Index = Result.Index.get();
   Index->BlockBackwards.resize(Blocks.size());
   Index->VisitsOf.resize(Blocks.size());
+  Index->FinalLiveIn.resize(Blocks.size());
   Index->ForwardPositions.assign(NumOrigins, {None, None});
   ObjectForwards.resize(G.numObjects());
   for (OriginId O = 0; O < NumOrigins; ++O)
@@ -774,6 +799,7 @@ AnalysisResult HazardAnalyzer::run() {
     Queued[B] = false;
     BackwardIndex::Visit Visit;
     Visit.Block = B;
+    Visit.Live = In[B].Live;
     State Out = In[B];
     transfer(B, Out, nullptr, &Visit);
     for (unsigned I = 0, E = Blocks[B].Successors.size(); I < E; ++I) {
@@ -800,6 +826,7 @@ AnalysisResult HazardAnalyzer::run() {
       continue;
     Reached[B] = true;
     State Out = std::move(In[B]);
+    Index->FinalLiveIn[B] = Out.Live;
     transfer(B, Out, &Result, nullptr);
     for (unsigned I = 0; I < Blocks[B].Successors.size(); ++I) {
       Origins Dropped = dropped(Out, Blocks[B].Successors[I]);
