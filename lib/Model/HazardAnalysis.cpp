@@ -59,8 +59,9 @@ public:
   };
   struct Visit {
     unsigned Block;
-    /// The live forwards in the block's entry state at the visit.
-    Origins Live;
+    /// The live forwards in the block's entry state at the visit: an index
+    /// into EntryLive (they only grow, so successive visits often share).
+    unsigned Live;
     std::vector<Kill> Kills;
     std::vector<Generation> Generations;
     /// (successor index, graphs the edge drops).
@@ -77,6 +78,10 @@ public:
   /// The live forwards in each block's final entry state. A pair (F1, F2)
   /// exists only where F1 is live, which bounds every search below.
   std::vector<Origins> FinalLiveIn;
+  std::vector<Origins> EntryLive;
+  bool liveAt(unsigned Visit, OriginId First) const {
+    return EntryLive[Visits[Visit].Live].test(First);
+  }
   /// Pass 1's visits in time order, and per block the indices of its visits.
   std::vector<Visit> Visits;
   std::vector<std::vector<unsigned>> VisitsOf;
@@ -215,7 +220,7 @@ BackwardIndex::accumulatedMinimum(const std::vector<BackwardUse> &Uses,
   // The pairs in a visit's entry state go through the visit and stay for
   // the block's next visit (or final state). Edges go forward in time, so
   // this is a depth-first search over a DAG.
-  if (!Visits[Start].Live.test(First))
+  if (!liveAt(Start, First))
     return None;
   llvm::DenseMap<unsigned, unsigned> &Memo = AccumulatedMinimum[First];
   if (auto It = Memo.find(Start); It != Memo.end())
@@ -226,7 +231,7 @@ BackwardIndex::accumulatedMinimum(const std::vector<BackwardUse> &Uses,
     const Visit &X = Visits[V];
     auto Live = [&](unsigned Next, unsigned Block) {
       if (Next == None ? FinalLiveIn[Block].test(First)
-                       : Visits[Next].Live.test(First))
+                       : liveAt(Next, First))
         Each(Next, Block);
     };
     Live(nextVisit(X.Block, V), X.Block);
@@ -301,7 +306,7 @@ void BackwardIndex::collectEntries(OriginId First, unsigned V, unsigned Start,
     if (Next == None) {
       if (FinalLiveIn[Block].test(First))
         Entries.insert(Block);
-    } else if (Visits[Next].Live.test(First) && Seen.insert(Next).second) {
+    } else if (liveAt(Next, First) && Seen.insert(Next).second) {
       Work.push_back(Next);
     }
   };
@@ -753,7 +758,7 @@ void HazardAnalyzer::anticipate(AnalysisResult &Result) {
     for (; Kill != KillEnd; ++Kill)
       A.intersectWithComplement(Kill->Dead);
     A |= Accumulated[B];
-    A &= Visit.Live;
+    A &= X.EntryLive[Visit.Live];
     Accumulated[B] = std::move(A);
   }
 
@@ -799,7 +804,17 @@ AnalysisResult HazardAnalyzer::run() {
     Queued[B] = false;
     BackwardIndex::Visit Visit;
     Visit.Block = B;
-    Visit.Live = In[B].Live;
+    // The block's last visit had the same live forwards, or fewer.
+    Visit.Live = None;
+    if (!Index->VisitsOf[B].empty()) {
+      unsigned Last = Index->Visits[Index->VisitsOf[B].back()].Live;
+      if (Index->EntryLive[Last] == In[B].Live)
+        Visit.Live = Last;
+    }
+    if (Visit.Live == None) {
+      Visit.Live = Index->EntryLive.size();
+      Index->EntryLive.push_back(In[B].Live);
+    }
     State Out = In[B];
     transfer(B, Out, nullptr, &Visit);
     for (unsigned I = 0, E = Blocks[B].Successors.size(); I < E; ++I) {
