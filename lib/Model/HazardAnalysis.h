@@ -1,8 +1,8 @@
 //===- HazardAnalysis.h - Forwards that clobber saved buffers -------------===//
 //
-// The rule (DESIGN.md §1): a backward fails iff it traverses the graph of a
-// grad-mode forward F1 on a DDP object D, and a later forward F2 on D ran
-// (in any grad mode) while D broadcasts buffers and has buffers.
+// The rule (docs/ground-truth.md): a backward fails iff it traverses the
+// graph of a grad-mode forward F1 on a DDP object D, and a later forward F2 on
+// D ran (in any grad mode) while D broadcasts buffers and has buffers.
 //
 // The analysis is a forward may-dataflow over an EventGraph whose state is
 // the provenance of each value (which origins its history comes from) and

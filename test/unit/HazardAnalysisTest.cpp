@@ -1,4 +1,4 @@
-//===- HazardAnalysisTest.cpp - The rule of DESIGN.md §1 on event graphs --===//
+//===- HazardAnalysisTest.cpp - The rule of docs/ground-truth.md ----------===//
 
 #include "Model/HazardAnalysis.h"
 #include "gtest/gtest.h"

@@ -1,5 +1,5 @@
-// Every row of the ground-truth table (DESIGN.md §1), one function each: the
-// five error rows warn, the nine ok rows stay silent.
+// Every row of the ground-truth table (docs/ground-truth.md), one function
+// each: the five error rows warn, the nine ok rows stay silent.
 // RUN: %check_ddpguard %s %t -- %mock_flags
 #include <nets.h>
 

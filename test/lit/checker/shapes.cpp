@@ -1,5 +1,5 @@
-// The shapes the bug takes in real training code (DESIGN.md §1), and the ways
-// programs hold and call a DDP object.
+// The shapes the bug takes in real training code (docs/ground-truth.md), and
+// the ways programs hold and call a DDP object.
 // RUN: %check_ddpguard %s %t -- %mock_flags
 #include <nets.h>
 
