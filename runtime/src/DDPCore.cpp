@@ -1,6 +1,7 @@
 #include <ddpguard/runtime/DistributedDataParallel.h>
 
 #include "HazardDetector.h"
+#include "Verifier.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
@@ -299,6 +300,12 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
     }
   }
 
+  // Verification mode stops at a hazard with the detector's report.
+  if (verify_enabled()) {
+    options_.hazard_detector(HazardAction::kThrow);
+    verifier_ = std::make_unique<Verifier>(module_, process_group_, options_);
+  }
+
   if (options_.hazard_detector() != HazardAction::kSilent &&
       options_.broadcast_buffers())
     detector_ = std::make_unique<HazardDetector>(options_.hazard_detector(),
@@ -334,15 +341,21 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
   }
   backward_observer_ = std::make_unique<BackwardObserver>(
       params,
-      [flag = grad_forward_since_backward_, detector = detector_.get()] {
+      [flag = grad_forward_since_backward_, detector = detector_.get(),
+       verifier = verifier_.get()] {
         flag->store(false);
         if (detector)
           detector->on_backward();
+        if (verifier)
+          verifier->on_gradient();
       },
       std::move(end_of_first_backward));
 }
 
-DDPCore::~DDPCore() = default;
+DDPCore::~DDPCore() {
+  if (verifier_)
+    verifier_->finish();
+}
 
 namespace {
 
@@ -394,6 +407,8 @@ void DDPCore::pre_forward(const CallSite &site) {
   last_forward_broadcast_ = false;
   if (sync)
     sync_buffers(site);
+  if (verifier_)
+    verifier_->on_forward(last_forward_broadcast_);
 }
 
 void DDPCore::sync_buffers(const CallSite &site) {
@@ -429,6 +444,8 @@ void DDPCore::post_forward(const std::vector<at::Tensor> &outputs,
                            const CallSite &site) {
   if (forward_grad_mode_ && require_backward_grad_sync_) {
     require_forward_param_sync_ = true;
+    if (verifier_)
+      verifier_->on_synced_forward();
     with_cpp_hints(param_names_, [&] {
       reducer_->prepare_for_backward(
           options_.find_unused_parameters() && !options_.static_graph()

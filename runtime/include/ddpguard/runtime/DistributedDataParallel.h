@@ -94,6 +94,7 @@ namespace detail {
 
 class HazardDetector;
 class BackwardObserver;
+class Verifier;
 
 // The non-template state of one DDP instance (parameters, buffers, reducer,
 // detector, PyTorch's require_* flags).
@@ -132,6 +133,8 @@ private:
   // Declared before the reducer and the observer, whose hooks call it:
   // destroyed after them.
   std::unique_ptr<HazardDetector> detector_;
+  // Verification mode (DDPGUARD_VERIFY=1, Verify.h); null when off.
+  std::unique_ptr<Verifier> verifier_;
   std::unique_ptr<c10d::Reducer> reducer_;
   std::unique_ptr<BackwardObserver> backward_observer_;
   bool require_backward_grad_sync_ = true;

@@ -1,0 +1,106 @@
+// Per-step cost of the verification mode on a small model, 2 Gloo ranks
+// under torchrun, same run:
+//   ddpguard_verify_step_bench STEPS HIDDEN BATCH
+// Two identical DDPs in one process, one constructed with DDPGUARD_VERIFY=1
+// and one without; blocks of training steps alternate between them so that
+// drift in the machine's load affects both alike. Rank 0 prints
+//   verify_on_ms=<median> verify_off_ms=<median> cost=<(on-off)/off>
+//   verifier_ms_per_step=<the verifier's own clock> bytes_hashed_per_step=<n>
+#include <ddpguard/runtime/DistributedDataParallel.h>
+#include <ddpguard/runtime/Verify.h>
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+struct MlpImpl : torch::nn::Module {
+  explicit MlpImpl(int64_t hidden)
+      : fc1(register_module("fc1", torch::nn::Linear(hidden / 4, hidden))),
+        bn1(register_module("bn1", torch::nn::BatchNorm1d(hidden))),
+        fc2(register_module("fc2", torch::nn::Linear(hidden, hidden))),
+        bn2(register_module("bn2", torch::nn::BatchNorm1d(hidden))),
+        fc3(register_module("fc3", torch::nn::Linear(hidden, hidden / 4))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(bn1(fc1(x)));
+    x = torch::relu(bn2(fc2(x)));
+    return fc3(x);
+  }
+  torch::nn::Linear fc1;
+  torch::nn::BatchNorm1d bn1;
+  torch::nn::Linear fc2;
+  torch::nn::BatchNorm1d bn2;
+  torch::nn::Linear fc3;
+};
+TORCH_MODULE(Mlp);
+
+using DDP = ddpguard::DistributedDataParallel<Mlp>;
+
+void barrier(const ddpguard::ProcessGroupPtr &pg) {
+  std::vector<at::Tensor> t{torch::zeros({1})};
+  pg->allreduce(t)->wait();
+}
+
+double run_steps(DDP &ddp, torch::optim::SGD &opt, const torch::Tensor &x, int steps) {
+  barrier(ddp.process_group());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) {
+    opt.zero_grad();
+    ddp(x).pow(2).mean().backward();
+    opt.step();
+  }
+  barrier(ddp.process_group());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s STEPS HIDDEN BATCH\n", argv[0]);
+    return 2;
+  }
+  const int steps = std::atoi(argv[1]);
+  const int64_t hidden = std::atoll(argv[2]), batch = std::atoll(argv[3]);
+  torch::set_num_threads(1);
+  ::unsetenv("DDPGUARD_VERIFY_PROGRESS");
+  ::unsetenv("DDPGUARD_VERIFY_JSON");
+  auto pg = ddpguard::init_process_group_from_env("gloo", std::chrono::seconds(60));
+  torch::manual_seed(pg->getRank());
+  auto x = torch::randn({batch, hidden / 4});
+
+  Mlp on_model(hidden), off_model(hidden);
+  ::setenv("DDPGUARD_VERIFY", "1", 1);
+  DDP on(on_model, pg);
+  ::unsetenv("DDPGUARD_VERIFY");
+  DDP off(off_model, pg);
+  torch::optim::SGD on_opt(on_model->parameters(), 0.01);
+  torch::optim::SGD off_opt(off_model->parameters(), 0.01);
+  run_steps(on, on_opt, x, 5); // warm-up, bucket rebuild
+  run_steps(off, off_opt, x, 5);
+  std::vector<double> on_t, off_t;
+  const int block = std::max(1, steps / 10);
+  for (int b = 0; b < 20; ++b) {
+    on_t.push_back(run_steps(on, on_opt, x, block) / block);
+    off_t.push_back(run_steps(off, off_opt, x, block) / block);
+  }
+  size_t bytes = 0;
+  for (const auto &p : on_model->parameters())
+    bytes += 2 * p.numel() * p.element_size(); // gradients and parameters
+  if (pg->getRank() == 0) {
+    const double a = median(on_t), b = median(off_t);
+    std::printf("verify_on_ms=%.4f verify_off_ms=%.4f cost=%.4f\n", a * 1e3, b * 1e3,
+                (a - b) / b);
+    std::printf("bytes_hashed_per_step=%zu\n", bytes);
+  }
+  return 0;
+}
