@@ -3,7 +3,7 @@
 
   generate.py training <lines> <out.cpp>   a training file of about <lines>
                                            lines: many functions in the shapes
-                                           of DESIGN.md §1 (buggy and fixed)
+                                           of docs/ground-truth.md (buggy and fixed)
   generate.py function <units> <out.cpp>   one function of <units> blocks, each
                                            with a forward, a branch and, every
                                            tenth, a backward

@@ -5,7 +5,7 @@
 // whose graph is still alive gets a pre-hook on its output nodes. The hook runs
 // only if a backward (or autograd::grad) actually traverses that graph, right
 // before the node whose saved buffers fail the version check, so it fires on
-// exactly the error rows of DESIGN.md §1 and never on the ok rows.
+// exactly the error rows of the ground-truth table (docs/ground-truth.md) and never on the ok rows.
 #pragma once
 
 #include <ddpguard/runtime/DistributedDataParallel.h>

@@ -1,4 +1,4 @@
-// Every row of DESIGN.md §1, in C++, on real Gloo groups (world 1, 2, 3), under
+// Every row of the ground-truth table (docs/ground-truth.md), in C++, on real Gloo groups (world 1, 2, 3), under
 // each buffer configuration and detector mode:
 // - default options, detector warns: error rows raise autograd's in-place error
 //   after the detector's report; ok rows run and print no report;

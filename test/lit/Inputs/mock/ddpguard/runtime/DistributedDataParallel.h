@@ -1,4 +1,4 @@
-// A stand-in for ddpguard's runtime header with the API of DESIGN.md §3.
+// A stand-in for ddpguard's runtime header with the API of docs/runtime.md.
 #pragma once
 #include <torch/torch.h>
 
