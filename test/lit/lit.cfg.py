@@ -50,3 +50,11 @@ if torch_dirs and os.path.isdir(config.runtime_include_dir):
 # A scratch directory outside any build tree, so that no compile_commands.json
 # is found above it.
 config.substitutions.append(("%outside_tmp", tempfile.mkdtemp(prefix="ddpguard-lit-")))
+
+# The project venv's Python (scripts/setup.sh) with jsonschema, and the SARIF
+# 2.1.0 schema shipped in third_party/sarif-schema/.
+config.substitutions.append((
+    "%venv_python", os.path.join(config.ddpguard_source_dir, ".venv", "bin", "python")))
+config.substitutions.append((
+    "%oasis_sarif_schema",
+    os.path.join(config.ddpguard_source_dir, "third_party", "sarif-schema", "sarif-schema-2.1.0.json")))
