@@ -279,6 +279,18 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
                              "forward; a second forward overwrites the "
                              "BatchNorm statistics the first forward saved "
                              "for backward, and autograd fails."}}},
+      {"help",
+       json::Object{
+           {"text",
+            "Call backward after each forward on the DDP-wrapped module, "
+            "fuse the forwards into one call (forward_group), or construct "
+            "DDP with broadcast_buffers(false) (each rank then keeps its own "
+            "running statistics; synchronise them, e.g. SyncBatchNorm)."},
+           {"markdown",
+            "Call `backward()` after each forward on the DDP-wrapped module, "
+            "fuse the forwards into one call (`forward_group`), or construct "
+            "DDP with `broadcast_buffers(false)` (each rank then keeps its "
+            "own running statistics; synchronise them, e.g. SyncBatchNorm)."}}},
       {"defaultConfiguration", json::Object{{"level", "warning"}}}};
   json::Object Run{
       {"tool",

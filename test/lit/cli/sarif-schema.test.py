@@ -13,3 +13,7 @@ for error in errors:
 if errors:
     sys.exit(1)
 print("valid SARIF 2.1.0:", sys.argv[2])
+# Code scanning shows the rule's help next to each alert.
+for run in log["runs"]:
+    for rule in run["tool"]["driver"]["rules"]:
+        assert rule["help"]["text"] and rule["help"]["markdown"], rule
