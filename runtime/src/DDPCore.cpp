@@ -10,6 +10,7 @@
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/distributed/c10d/comm.hpp>
+#include <torch/csrc/distributed/c10d/logger.hpp>
 #include <torch/csrc/distributed/c10d/reducer.hpp>
 
 #include <algorithm>
@@ -321,12 +322,16 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
       sparse);
   std::reverse(bucket_indices.begin(), bucket_indices.end());
   std::vector<int64_t> limit_list(limits.rbegin(), limits.rend());
-  reducer_ = std::make_unique<c10d::Reducer>(
+  reducer_ = std::make_shared<c10d::Reducer>(
       params, std::move(bucket_indices), process_group_, sparse, cap,
       options_.find_unused_parameters(), options_.gradient_as_bucket_view(),
       param_names, kFirstBucketBytes,
       /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false,
       std::move(limit_list));
+  // c10d::Reducer dereferences its logger when the set of unused parameters
+  // changes between iterations; Python's DDP always gives it one.
+  logger_ = std::make_shared<c10d::Logger>(reducer_);
+  reducer_->set_logger(logger_);
   std::unordered_map<const void *, std::string> names_by_tensor;
   for (const auto &[index, name] : param_names)
     names_by_tensor[params[index].unsafeGetTensorImpl()] = name;

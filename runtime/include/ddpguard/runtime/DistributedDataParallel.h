@@ -22,6 +22,7 @@
 
 namespace c10d {
 class Reducer;
+class Logger;
 } // namespace c10d
 
 namespace ddpguard {
@@ -135,7 +136,10 @@ private:
   std::unique_ptr<HazardDetector> detector_;
   // Verification mode (DDPGUARD_VERIFY=1, Verify.h); null when off.
   std::unique_ptr<Verifier> verifier_;
-  std::unique_ptr<c10d::Reducer> reducer_;
+  std::shared_ptr<c10d::Reducer> reducer_;
+  // The reducer logs through it when the set of unused parameters changes
+  // (find_unused_parameters); destroyed before the reducer, as in PyTorch.
+  std::shared_ptr<c10d::Logger> logger_;
   std::unique_ptr<BackwardObserver> backward_observer_;
   bool require_backward_grad_sync_ = true;
   bool require_forward_param_sync_ = true;
