@@ -6,7 +6,11 @@
 #  3. check examples/contrastive/train.cpp and show the finding;
 #  4. run the original on 2 Gloo ranks: the detector reports and autograd fails;
 #  5. fix copies of it (--fix-mode=broadcast and --fix-mode=fuse), show the
-#     diffs, and run each fixed copy on 2 ranks: both must train.
+#     diffs, and run each fixed copy on 2 ranks: both must train;
+#  6. verify it all with ddpguard-verify --fix-check: the original and every
+#     fix mode on 2 ranks with the runtime's verification mode on (gradients
+#     and parameters compared bit for bit across ranks at every step, buffer
+#     divergence measured), ending with its verdict table.
 #
 # Exits 0 when the checker's prediction and both fixes are confirmed.
 set -uo pipefail
@@ -61,4 +65,9 @@ done
 step "Summary"
 echo "original: reported by ddpguard, fails on 2 ranks with the in-place autograd error"
 [[ $status -eq 0 ]] && echo "broadcast and fuse fixes: both train on 2 ranks"
+
+step "Verifying: ddpguard-verify --fix-check examples/contrastive/train.cpp (2 ranks, every step checked across ranks)"
+"$build/bin/ddpguard-verify" --fix-check examples/contrastive/train.cpp -p "$work/project" \
+  --prefix "$DDPGUARD_PREFIX" --nproc 2 --work "$work/verify" --json "$work/verify.json" ||
+  status=1
 exit $status

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -197,6 +198,13 @@ public:
       return;
     written_ = true;
     last_write_ = now;
+    if (!made_directory_) {
+      made_directory_ = true;
+      std::error_code ignored;
+      const auto parent = std::filesystem::path(json_path_).parent_path();
+      if (!parent.empty())
+        std::filesystem::create_directories(parent, ignored);
+    }
     const std::string tmp = json_path_ + ".tmp" + std::to_string(::getpid());
     {
       std::ofstream os(tmp, std::ios::trunc);
@@ -366,6 +374,7 @@ private:
   bool progress_ = false;
   std::string json_path_;
   bool written_ = false;
+  bool made_directory_ = false;
   bool exiting_ = false;
   Clock::time_point last_write_;
   std::string failure_status_;

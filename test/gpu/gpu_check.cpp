@@ -5,6 +5,9 @@
 //   gpu_check --probe                    exit 0 if a CUDA device is usable,
 //                                        77 (CTest's skip code) if not
 //   gpu_check SCENARIO BACKEND [STEPS]   under torchrun
+//   gpu_check hash                       no launcher: the verification
+//                                        mode's CUDA hash kernel against
+//                                        its CPU path
 //
 // SCENARIO: buggy (two forwards, one backward, broadcast on), broadcast_off,
 // forward_group, once_per_backward. Each rank prints one line
@@ -13,10 +16,12 @@
 // detector named the BatchNorm buffers; the fixes pass when every step
 // trains and the parameters are identical on all ranks after each step.
 #include <ddpguard/runtime/DistributedDataParallel.h>
+#include <ddpguard/runtime/Verify.h>
 
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -121,6 +126,54 @@ int run(const std::string &scenario, const std::string &backend, int steps) {
                                   std::to_string(worst));
 }
 
+// The CUDA hash kernel gives the CPU path's value for the same bytes: sizes
+// around the 64-byte stripe, large tensors, a non-contiguous and a
+// misaligned one, several dtypes, all in one batched launch; and one flipped
+// bit on the device changes the hash.
+int check_hash() {
+  auto result = [](bool pass, const std::string &detail) {
+    std::printf("RESULT hash cuda world=1 rank=0 %s %s\n", pass ? "PASS" : "FAIL",
+                detail.c_str());
+    std::fflush(stdout);
+    return pass ? 0 : 1;
+  };
+  if (!ddpguard::cuda_hash_available())
+    return result(false, "this build has no CUDA hash kernel");
+  torch::manual_seed(3);
+  std::vector<torch::Tensor> cpu;
+  for (int64_t n : {0, 1, 15, 16, 17, 1000, 100003, 1 << 22, 1 << 26})
+    cpu.push_back(torch::randn({n}));
+  cpu.push_back(torch::randn({64, 65}).t());
+  cpu.push_back(torch::randn({1001}).slice(0, 1));
+  cpu.push_back(torch::randint(0, 1 << 30, {333}, torch::kLong));
+  cpu.push_back(torch::randn({77}).to(torch::kHalf));
+  std::vector<torch::Tensor> cuda;
+  for (const auto &t : cpu)
+    cuda.push_back(t.to(torch::kCUDA));
+  const auto a = ddpguard::hash_tensors(cpu), b = ddpguard::hash_tensors(cuda);
+  for (size_t i = 0; i < cpu.size(); ++i)
+    if (a[i] != b[i])
+      return result(false, "tensor " + std::to_string(i) + " hashes differently on the GPU");
+  auto flipped = cuda[6].clone();
+  flipped.view(torch::kInt)[12345].bitwise_xor_(1 << 7);
+  if (ddpguard::hash_tensor(flipped) == b[6])
+    return result(false, "a flipped bit did not change the CUDA hash");
+  // Throughput of the kernel on 256 MiB (informative).
+  auto big = torch::randn({64 << 20}, torch::kCUDA);
+  ddpguard::hash_tensor(big);
+  torch::cuda::synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i)
+    ddpguard::hash_tensor(big);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 5;
+  char detail[160];
+  std::snprintf(detail, sizeof detail,
+                "%zu tensors: CUDA hashes equal the CPU path; flipped bit detected; "
+                "256 MiB in %.3f ms (%.0f GB/s)",
+                cpu.size(), s * 1e3, 256.0 * (1 << 20) / s / 1e9);
+  return result(true, detail);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -130,6 +183,14 @@ int main(int argc, char **argv) {
     std::printf("no usable CUDA device: GPU checks skipped (scripts/gpu-check.sh "
                 "runs them on a GPU machine)\n");
     return 77;
+  }
+  if (argc == 2 && std::string(argv[1]) == "hash") {
+    try {
+      return check_hash();
+    } catch (const std::exception &e) {
+      std::printf("RESULT hash cuda world=1 rank=0 FAIL %s\n", e.what());
+      return 1;
+    }
   }
   if (argc < 3) {
     std::fprintf(stderr, "usage: gpu_check --probe | gpu_check SCENARIO BACKEND [STEPS]\n");
