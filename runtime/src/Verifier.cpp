@@ -110,6 +110,9 @@ struct Entry {
   std::vector<StepRecord> steps;
   bool steps_truncated = false;
   bool finished = false;
+  bool immediate = false;
+  int64_t exchanges = 0;
+  int batch_size = 1;
   std::unique_ptr<Divergence> divergence;
 };
 
@@ -265,6 +268,7 @@ private:
          << ", \"device\": " << json_string(e.device)
          << ", \"broadcast_buffers\": " << (e.broadcast_buffers ? "true" : "false")
          << ", \"buffer_broadcast\": " << json_string(e.buffer_policy)
+         << ", \"immediate\": " << (e.immediate ? "true" : "false")
          << ", \"parameters\": " << e.parameters << ", \"buffers\": " << e.buffers
          << ",\n     \"steps_completed\": " << e.steps_completed
          << ", \"checks\": " << e.checks
@@ -272,7 +276,8 @@ private:
          << ", \"max_parameter_divergence\": " << json_number(e.max_parameter_divergence)
          << ",\n     \"max_buffer_divergence\": ";
       write_check(os, e.max_buffer);
-      os << ",\n     \"verify_seconds\": " << json_number(e.verify_seconds)
+      os << ",\n     \"exchanges\": " << e.exchanges << ", \"batch_size\": " << e.batch_size
+         << ", \"verify_seconds\": " << json_number(e.verify_seconds)
          << ", \"hashed_bytes\": " << e.hashed_bytes
          << ", \"finished\": " << (e.finished ? "true" : "false");
       if (e.divergence) {
@@ -382,26 +387,42 @@ private:
 };
 
 // ---------------------------------------------------------------------------
-// The exchange: one int64 row per rank.
+// The exchange: one int64 row per rank, one allgather per exchange. An
+// exchange carries the checks of one or more steps (see "batching" below):
 //
-//   [0] magic  [1] kind  [2] step  [3] P  [4] B  [5] buffer mode
-//   [6, 6+P)            hashes of the P parameters (or their gradients)
-//   [6+P, 6+P+B)        hashes of the B buffers
-//   [6+P+B, 6+P+2B)     measured |buffer - rank 0's| max (double bits)
-//   [6+P+2B, 6+P+3B)    the same relative to rank 0's max |buffer|
+//   [0] magic  [1] number of checks  [2] rank 0: the next batch size  [3] P
+//   then per check:
+//     kind, step, has gradients, has parameters, buffer mode, B,
+//     P gradient hashes (0 if none), P parameter hashes (0 if none),
+//     B buffer hashes
+//
+// Buffers that are not synchronised are measured against rank 0's, whose
+// copies (taken when each check was made) come by one broadcast issued with
+// the allgather.
+//
+// Batching: when a step is much shorter than an exchange (small models,
+// slow or busy hosts), the checks of several steps share one exchange: rank
+// 0 suggests the next batch size in its row (the exchange's cost over 2% of
+// the time between exchanges, at most 32), so all ranks agree on it.
+// DDPGUARD_VERIFY_BATCH=N fixes it; DDPGUARD_VERIFY_SYNC=1 exchanges every
+// check at once (gradients before backward() returns).
 
 constexpr int64_t kMagic = 0x6464707665726966; // "ddpverif"
-constexpr size_t kHeader = 6;
-enum Kind : int64_t { kInitial = 1, kGradients = 2, kParameters = 3, kFinal = 4 };
+constexpr size_t kPreamble = 4;
+constexpr size_t kCheckHeader = 6;
+constexpr int kMaxBatch = 32;
+constexpr double kTargetShare = 0.02;
+enum Kind : int64_t { kInitial = 1, kGradients = 2, kStep = 3, kFinal = 4, kMeasure = 5 };
 enum BufferMode : int64_t { kNoBuffers = 0, kSynchronised = 1, kMeasured = 2 };
 
 const char *kind_name(int64_t kind) {
   switch (kind) {
-  case kInitial: return "the initial parameters";
-  case kGradients: return "gradients";
-  case kParameters: return "parameters";
-  case kFinal: return "final parameters";
-  default: return "unknown check";
+  case kInitial: return "initial";
+  case kGradients: return "gradient";
+  case kStep: return "step";
+  case kFinal: return "final";
+  case kMeasure: return "difference";
+  default: return "unknown";
   }
 }
 
@@ -426,9 +447,35 @@ std::string step_text(int64_t step) {
   return step < 0 ? "before the first step" : "at step " + std::to_string(step);
 }
 
+std::string cause_of(const std::exception &e) {
+  if (auto *c10 = dynamic_cast<const c10::Error *>(&e))
+    return c10->what_without_backtrace();
+  return e.what();
+}
+
+int env_int(const char *name, int fallback) {
+  const char *v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+// One check, made on this rank and waiting for its exchange.
+struct Check {
+  int64_t kind = 0;
+  int64_t step = 0;
+  bool has_grads = false;
+  bool has_params = false;
+  int64_t mode = kNoBuffers;
+  std::vector<std::string> buffer_names;
+  std::vector<uint64_t> hashes; // P gradients, P parameters, B buffers
+  at::Tensor local;             // kMeasured: this rank's buffers, flattened (double)
+  std::vector<int64_t> numels;
+  double seconds = 0; // hashing time
+  uint64_t bytes = 0;
+};
+
 } // namespace
 
-struct Verifier::State : std::enable_shared_from_this<Verifier::State> {
+struct Verifier::State {
   torch::nn::Module &module;
   ProcessGroupPtr pg;
   int rank;
@@ -437,45 +484,50 @@ struct Verifier::State : std::enable_shared_from_this<Verifier::State> {
   std::vector<std::string> param_names;
   std::vector<at::Tensor> params;
   std::shared_ptr<Entry> entry;
-  bool progress;
+  bool progress = false;
   bool broadcast_buffers = true;
-  double step_seconds = 0; // verification time since the last progress line
+  bool immediate = false; // DDPGUARD_VERIFY_SYNC=1
+  int fixed_batch = 0;    // DDPGUARD_VERIFY_BATCH=N
 
-  std::mutex mutex;                    // one check at a time
+  std::mutex mutex;                      // one check at a time
   std::atomic<bool> sync_pending{false}; // the next backward synchronises
   std::atomic<bool> queued{false};       // an end-of-backward callback is queued
-  int64_t steps = 0;                   // completed gradient checks
-  bool state_due = false;              // a gradient check without a state check since
+  int64_t steps = 0;                     // synchronised backwards seen
+  bool state_due = false;                // a backward whose step check is not made yet
   bool initial_done = false;
   bool failed = false;
-  std::string progress_gradients;      // the gradient part of the next progress line
+  std::vector<uint64_t> grad_hashes; // of the last synchronised backward
+  bool have_grads = false;
+  std::vector<Check> batch;
+  int batch_size = 1;
+  // Rank 0's measurements for the batch size.
+  Clock::time_point last_exchange_end{};
+  double last_exchange_seconds = 0;
 
   State(torch::nn::Module &m, ProcessGroupPtr group, at::Device dev)
       : module(m), pg(std::move(group)), rank(pg->getRank()),
         world(pg->getSize()), device(dev) {}
 
-  std::vector<std::vector<int64_t>> gather(const std::vector<int64_t> &row,
-                                           int64_t kind, int64_t step) {
-    const auto options = at::TensorOptions().dtype(at::kLong);
-    at::Tensor input = at::tensor(row, options).to(device);
-    std::vector<at::Tensor> inputs{input};
+  [[noreturn]] void collective_failed(const std::exception &e, const std::string &what) {
+    throw std::runtime_error(
+        "ddpguard-verify: the exchange of " + what + " failed on rank " +
+        std::to_string(rank) + " of " + std::to_string(world) + " (" +
+        pg->getBackendName() + "): " + cause_of(e) +
+        "\n  likely causes: a rank died or exited early, a rank hangs, or the "
+        "ranks run different programs or models");
+  }
+
+  std::vector<std::vector<int64_t>> allgather(const std::vector<int64_t> &row,
+                                              const std::string &what) {
+    std::vector<at::Tensor> inputs{
+        at::tensor(row, at::TensorOptions().dtype(at::kLong)).to(device)};
     std::vector<std::vector<at::Tensor>> outputs(1);
     for (int r = 0; r < world; ++r)
-      outputs[0].push_back(at::empty_like(input));
+      outputs[0].push_back(at::empty_like(inputs[0]));
     try {
       pg->allgather(outputs, inputs)->wait();
     } catch (const std::exception &e) {
-      const std::string cause = [&] {
-        if (auto *c10 = dynamic_cast<const c10::Error *>(&e))
-          return std::string(c10->what_without_backtrace());
-        return std::string(e.what());
-      }();
-      throw std::runtime_error(
-          "ddpguard-verify: the exchange of " + std::string(kind_name(kind)) +
-          " hashes " + step_text(step) + " failed on rank " + std::to_string(rank) +
-          " of " + std::to_string(world) + " (" + pg->getBackendName() + "): " + cause +
-          "\n  likely causes: a rank died or exited early, a rank hangs, or the "
-          "ranks run different programs or models");
+      collective_failed(e, what);
     }
     std::vector<std::vector<int64_t>> rows;
     for (const auto &t : outputs[0]) {
@@ -486,99 +538,39 @@ struct Verifier::State : std::enable_shared_from_this<Verifier::State> {
     return rows;
   }
 
-  // Every rank's max |t - rank 0's t| and that relative to max |rank 0's t|,
-  // by a broadcast of rank 0's copy. Only after the hashes differed.
-  std::vector<std::pair<double, double>> measure(const at::Tensor &t) {
+  // Every rank's max |t - rank 0's t|, and that relative to rank 0's largest
+  // |t|, by a broadcast of rank 0's copy. Only after hashes differed, and
+  // only if every rank holds the tensor in one shape.
+  bool measure(const at::Tensor &t, int bad_rank, double &abs, double &rel) {
     at::NoGradGuard no_grad;
+    const int64_t seed = t.defined() ? static_cast<int64_t>(detail::tensor_seed(t)) : 0;
+    const auto shapes = allgather({kMagic, kMeasure, seed}, "a difference measurement");
+    for (const auto &s : shapes)
+      if (s[2] == 0 || s[2] != shapes[0][2])
+        return false;
     at::Tensor mine = t.detach();
-    at::Tensor reference = mine.clone();
-    std::vector<at::Tensor> tensors{reference};
-    pg->broadcast(tensors)->wait();
-    const at::Tensor a = mine.to(at::kDouble), b = reference.to(at::kDouble);
-    const double abs = (a - b).abs().max().item<double>();
-    const double scale = b.abs().max().item<double>();
-    const double rel = scale > 0 ? abs / scale : (abs > 0 ? INFINITY : 0.0);
-    std::vector<int64_t> row{kMagic, 0, 0, 0, 0, 0, double_bits(abs), double_bits(rel)};
-    const auto rows = gather(row, 0, -1);
-    std::vector<std::pair<double, double>> out;
-    for (const auto &r : rows)
-      out.emplace_back(bits_double(r[6]), bits_double(r[7]));
-    return out;
-  }
-
-  // Throws VerificationError for the first tensor (in order) whose hash on
-  // some rank differs from rank 0's; all ranks hold the same rows, so all of
-  // them throw the same message.
-  void compare(const std::vector<std::vector<int64_t>> &rows, int64_t kind,
-               int64_t step, size_t offset, const std::vector<std::string> &names,
-               const std::vector<at::Tensor> &tensors, const char *what,
-               CheckRecord &record) {
-    struct Mismatch {
-      size_t index;
-      int rank;
-    };
-    std::vector<Mismatch> mismatches;
-    for (size_t i = 0; i < names.size(); ++i)
-      for (int r = 1; r < world; ++r)
-        if (rows[r][offset + i] != rows[0][offset + i]) {
-          mismatches.push_back({i, r});
-          break;
-        }
-    if (mismatches.empty())
-      return;
-    const Mismatch first = mismatches.front();
-    const uint64_t h0 = static_cast<uint64_t>(rows[0][offset + first.index]);
-    const uint64_t hr = static_cast<uint64_t>(rows[first.rank][offset + first.index]);
-    double abs = NAN, rel = NAN;
-    std::string magnitude;
-    bool all_defined = true;
-    for (int r = 0; r < world; ++r)
-      all_defined = all_defined && rows[r][offset + first.index] != 0;
-    if (all_defined) {
-      const auto measured = measure(tensors[first.index]);
-      abs = measured[first.rank].first;
-      rel = measured[first.rank].second;
-      std::ostringstream os;
-      os << "max abs difference " << abs << ", relative " << rel << "; ";
-      magnitude = os.str();
-    } else {
-      magnitude = std::string(h0 == 0 ? "undefined on rank 0" : "undefined on rank " +
-                                                                    std::to_string(first.rank)) +
-                  "; ";
+    std::vector<at::Tensor> reference{mine.clone()};
+    try {
+      pg->broadcast(reference)->wait();
+    } catch (const std::exception &e) {
+      collective_failed(e, "a difference measurement");
     }
-    std::ostringstream os;
-    os << "ddpguard-verify: the ranks diverged " << step_text(step) << ": "
-       << (kind == kGradients ? "the gradient of " : "") << what << " '"
-       << names[first.index] << "' on rank " << first.rank
-       << " differs from rank 0";
-    if (kind == kParameters || kind == kFinal)
-      os << " after the optimizer step";
-    else if (kind == kGradients)
-      os << " after the synchronised backward";
-    os << " (" << magnitude << "hash " << hex(hr) << " on rank " << first.rank
-       << ", " << hex(h0) << " on rank 0)";
-    if (mismatches.size() > 1) {
-      os << "; " << mismatches.size() << " of " << names.size() << " "
-         << (kind == kGradients ? "gradient" : what) << "s differ:";
-      for (size_t k = 0; k < mismatches.size() && k < 8; ++k)
-        os << (k ? ", " : " ") << names[mismatches[k].index] << " (rank "
-           << mismatches[k].rank << ")";
-      if (mismatches.size() > 8)
-        os << ", ...";
-    }
-    os << " [" << entry->label << ", checked on rank " << rank << "]";
-    record.identical = false;
-    record.max_abs = abs;
-    record.tensor = names[first.index];
-    record.rank = first.rank;
-    fail(os.str(), record.kind, step, first.rank, names[first.index], abs, rel);
+    const at::Tensor a = mine.to(at::kDouble), b = reference[0].to(at::kDouble);
+    const double my_abs = a.numel() ? (a - b).abs().max().item<double>() : 0.0;
+    const double scale = b.numel() ? b.abs().max().item<double>() : 0.0;
+    const double my_rel = scale > 0 ? my_abs / scale : (my_abs > 0 ? INFINITY : 0.0);
+    const auto rows = allgather({kMagic, kMeasure, double_bits(my_abs), double_bits(my_rel)},
+                                "a difference measurement");
+    abs = bits_double(rows[bad_rank][2]);
+    rel = bits_double(rows[bad_rank][3]);
+    return true;
   }
 
   [[noreturn]] void fail(const std::string &message, const std::string &kind,
-                         int64_t step,
-                         int bad_rank, const std::string &tensor, double abs,
-                         double rel) {
+                         int64_t step, int bad_rank, const std::string &tensor,
+                         double abs, double rel) {
     failed = true;
+    batch.clear();
     {
       Registry &registry = Registry::get();
       std::lock_guard<std::mutex> lock(registry.mutex());
@@ -602,44 +594,382 @@ struct Verifier::State : std::enable_shared_from_this<Verifier::State> {
     throw VerificationError(message, bad_rank, step, tensor);
   }
 
-  void check_headers(const std::vector<std::vector<int64_t>> &rows, int64_t kind,
-                     int64_t step) {
-    for (int r = 1; r < world; ++r) {
-      bool same = rows[r].size() == rows[0].size();
-      for (size_t i = 0; same && i < kHeader; ++i)
-        same = rows[r][i] == rows[0][i];
-      if (same)
-        continue;
-      auto describe = [](const std::vector<int64_t> &row) {
-        std::ostringstream os;
-        if (row.size() < kHeader || row[0] != kMagic)
-          return std::string("not verifying");
-        os << "at the " << kind_name(row[1]) << " check " << step_text(row[2])
-           << " with " << row[3] << " parameters and " << row[4] << " buffers";
-        return os.str();
-      };
-      std::ostringstream os;
-      os << "ddpguard-verify: the ranks are out of step " << step_text(step)
-         << ": rank " << r << " is " << describe(rows[r]) << ", rank 0 is "
-         << describe(rows[0])
-         << " (they ran different numbers of forwards or backwards, or "
-            "different models) [" << entry->label << "]";
-      fail(os.str(), "out of step", step, r, "", NAN, NAN);
+  // Throws VerificationError for the first tensor (in order) whose hash on
+  // some rank differs from rank 0's. All ranks hold the same rows, so all of
+  // them throw the same message. `tensors` (may be empty) are measured.
+  void compare(const std::vector<std::vector<int64_t>> &rows, const Check &c,
+               size_t offset, const std::vector<std::string> &names,
+               const std::vector<at::Tensor> &tensors, const char *what,
+               const std::string &measured_when, CheckRecord &record) {
+    struct Mismatch {
+      size_t index;
+      int rank;
+    };
+    std::vector<Mismatch> mismatches;
+    for (size_t i = 0; i < names.size(); ++i)
+      for (int r = 1; r < world; ++r)
+        if (rows[r][offset + i] != rows[0][offset + i]) {
+          mismatches.push_back({i, r});
+          break;
+        }
+    if (mismatches.empty())
+      return;
+    const Mismatch first = mismatches.front();
+    const bool gradient = record.kind == "gradients";
+    const uint64_t h0 = static_cast<uint64_t>(rows[0][offset + first.index]);
+    const uint64_t hr = static_cast<uint64_t>(rows[first.rank][offset + first.index]);
+    bool all_defined = true;
+    for (int r = 0; r < world; ++r)
+      all_defined = all_defined && rows[r][offset + first.index] != 0;
+    double abs = NAN, rel = NAN;
+    std::ostringstream magnitude;
+    if (all_defined && !tensors.empty() &&
+        measure(first.index < tensors.size() ? tensors[first.index] : at::Tensor(),
+                first.rank, abs, rel)) {
+      magnitude << "max abs difference " << abs << ", relative " << rel << measured_when
+                << "; ";
+    } else if (!all_defined) {
+      magnitude << "undefined on rank " << (h0 == 0 ? 0 : first.rank) << "; ";
+    } else if (gradient) {
+      magnitude << "not measured: the gradients of that step are gone when its check is "
+                   "exchanged (DDPGUARD_VERIFY_SYNC=1 measures them); ";
     }
-    (void)kind;
+    std::ostringstream os;
+    os << "ddpguard-verify: the ranks diverged " << step_text(c.step) << ": "
+       << (gradient ? "the gradient of " : "") << what << " '" << names[first.index]
+       << "' on rank " << first.rank << " differs from rank 0";
+    if (gradient)
+      os << " after the synchronised backward";
+    else if (c.kind != kInitial && record.kind == "parameters")
+      os << " after the optimizer step";
+    else if (record.kind == "buffers")
+      os << " after the broadcast";
+    os << " (" << magnitude.str() << "hash " << hex(hr) << " on rank " << first.rank
+       << ", " << hex(h0) << " on rank 0)";
+    if (mismatches.size() > 1) {
+      os << "; " << mismatches.size() << " of " << names.size() << " "
+         << (gradient ? "gradient" : what) << "s differ:";
+      for (size_t k = 0; k < mismatches.size() && k < 8; ++k)
+        os << (k ? ", " : " ") << names[mismatches[k].index] << " (rank "
+           << mismatches[k].rank << ")";
+      if (mismatches.size() > 8)
+        os << ", ...";
+    }
+    os << " [" << entry->label << ", checked on rank " << rank << "]";
+    record.identical = false;
+    record.max_abs = abs;
+    record.tensor = names[first.index];
+    record.rank = first.rank;
+    fail(os.str(), record.kind, c.step, first.rank, names[first.index], abs, rel);
   }
 
-  std::vector<int64_t> header(int64_t kind, int64_t step, size_t p, size_t b,
-                              int64_t mode) {
-    return {kMagic, kind, step, static_cast<int64_t>(p), static_cast<int64_t>(b), mode};
+  [[noreturn]] void out_of_step(const std::vector<std::vector<int64_t>> &rows, int r,
+                                int64_t step) {
+    auto describe = [](const std::vector<int64_t> &row) {
+      if (row.size() < kPreamble + kCheckHeader || row[0] != kMagic)
+        return std::string("not verifying");
+      const int64_t *c = row.data() + kPreamble;
+      std::ostringstream os;
+      os << "at the " << kind_name(c[0]) << " check " << step_text(c[1]) << " with "
+         << row[3] << " parameters and " << c[5] << " buffers";
+      return os.str();
+    };
+    std::ostringstream os;
+    os << "ddpguard-verify: the ranks are out of step " << step_text(step) << ": rank " << r
+       << " is " << describe(rows[r]) << ", rank 0 is " << describe(rows[0])
+       << " (they ran different numbers of forwards or backwards, or different models) ["
+       << entry->label << "]";
+    fail(os.str(), "out of step", step, r, "", NAN, NAN);
   }
 
-  uint64_t bytes_of(const std::vector<at::Tensor> &tensors) {
+  static uint64_t bytes_of(const std::vector<at::Tensor> &tensors) {
     uint64_t n = 0;
     for (const auto &t : tensors)
       if (t.defined())
         n += static_cast<uint64_t>(t.numel()) * t.element_size();
     return n;
+  }
+
+  std::vector<at::Tensor> current_grads() const {
+    std::vector<at::Tensor> grads;
+    for (const auto &p : params)
+      grads.push_back(p.grad().defined() ? p.grad().detach() : at::Tensor());
+    return grads;
+  }
+
+  std::vector<at::Tensor> current_params() const {
+    std::vector<at::Tensor> out;
+    for (const auto &p : params)
+      out.push_back(p.detach());
+    return out;
+  }
+
+  void current_buffers(std::vector<std::string> &names, std::vector<at::Tensor> &values) const {
+    for (const auto &item : module.named_buffers(/*recurse=*/true)) {
+      names.push_back(item.key());
+      values.push_back(item.value().detach());
+    }
+  }
+
+  // Hashes what a check covers, on this rank.
+  Check make(int64_t kind, int64_t step, bool with_grads, bool with_params,
+             int64_t buffer_mode) {
+    const auto start = Clock::now();
+    at::NoGradGuard no_grad;
+    Check c;
+    c.kind = kind;
+    c.step = step;
+    c.has_grads = with_grads;
+    c.has_params = with_params;
+    std::vector<at::Tensor> buffers;
+    if (buffer_mode != kNoBuffers)
+      current_buffers(c.buffer_names, buffers);
+    c.mode = buffers.empty() ? kNoBuffers : buffer_mode;
+    const size_t p = params.size();
+    std::vector<at::Tensor> hashed =
+        with_params ? current_params() : std::vector<at::Tensor>(p);
+    hashed.insert(hashed.end(), buffers.begin(), buffers.end());
+    const auto hashes = hash_tensors(hashed);
+    c.hashes.assign(p, 0);
+    if (with_grads)
+      for (size_t i = 0; i < p && i < grad_hashes.size(); ++i)
+        c.hashes[i] = grad_hashes[i];
+    c.hashes.insert(c.hashes.end(), hashes.begin(), hashes.end());
+    c.bytes = bytes_of(hashed);
+    if (c.mode == kMeasured) {
+      std::vector<at::Tensor> flat;
+      for (const auto &b : buffers) {
+        c.numels.push_back(b.numel());
+        flat.push_back(b.reshape({-1}).to(at::kDouble));
+      }
+      c.local = at::cat(flat);
+    }
+    c.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return c;
+  }
+
+  void add(Check c) {
+    batch.push_back(std::move(c));
+    if (static_cast<int>(batch.size()) >= batch_size)
+      exchange();
+  }
+
+  // rank 0: how many checks the next exchange should carry.
+  int suggest_batch(size_t checks) {
+    if (fixed_batch > 0)
+      return fixed_batch;
+    if (immediate)
+      return 1;
+    const auto now = Clock::now();
+    int next = 1;
+    if (last_exchange_end != Clock::time_point{} && checks > 0) {
+      const double between = std::chrono::duration<double>(now - last_exchange_end).count();
+      const double per_check = between / static_cast<double>(checks);
+      if (per_check > 0)
+        next = static_cast<int>(std::ceil(last_exchange_seconds / (kTargetShare * per_check)));
+    }
+    return std::max(1, std::min(kMaxBatch, next));
+  }
+
+  // Exchanges the batch's hashes (and rank 0's copies of measured buffers)
+  // and compares them; throws on a divergence.
+  void exchange() {
+    if (batch.empty())
+      return;
+    const auto start = Clock::now();
+    at::NoGradGuard no_grad;
+    std::vector<Check> checks;
+    checks.swap(batch);
+    const size_t p = params.size();
+    std::vector<int64_t> row{kMagic, static_cast<int64_t>(checks.size()),
+                             rank == 0 ? suggest_batch(checks.size()) : 0,
+                             static_cast<int64_t>(p)};
+    std::vector<at::Tensor> measured;
+    for (const auto &c : checks) {
+      row.insert(row.end(), {c.kind, c.step, c.has_grads ? 1 : 0, c.has_params ? 1 : 0,
+                             c.mode, static_cast<int64_t>(c.buffer_names.size())});
+      for (uint64_t h : c.hashes)
+        row.push_back(static_cast<int64_t>(h));
+      if (c.mode == kMeasured)
+        measured.push_back(c.local);
+    }
+    // Rank 0's measured buffers, one broadcast for the whole batch.
+    std::vector<at::Tensor> reference;
+    c10::intrusive_ptr<c10d::Work> broadcast;
+    const std::string what = std::string("the ") + kind_name(checks.front().kind) +
+                             " check " + step_text(checks.front().step);
+    if (!measured.empty()) {
+      at::Tensor flat = at::cat(measured);
+      reference = {rank == 0 ? flat : at::empty_like(flat)};
+      try {
+        broadcast = pg->broadcast(reference);
+      } catch (const std::exception &e) {
+        collective_failed(e, what);
+      }
+    }
+    const auto rows = allgather(row, what);
+    if (broadcast) {
+      try {
+        broadcast->wait();
+      } catch (const std::exception &e) {
+        collective_failed(e, what);
+      }
+    }
+    for (int r = 1; r < world; ++r)
+      if (rows[r].size() != rows[0].size() || rows[r][0] != kMagic ||
+          rows[r][1] != rows[0][1] || rows[r][3] != rows[0][3])
+        out_of_step(rows, r, checks.front().step);
+    if (rank == 0)
+      last_exchange_seconds = 0; // measured below, after the comparison
+    const bool now = immediate || checks.size() == 1;
+    std::vector<double> exchange_share(checks.size(), 0.0);
+    size_t at = kPreamble;
+    int64_t measured_at = 0;
+    for (size_t k = 0; k < checks.size(); ++k) {
+      const Check &c = checks[k];
+      for (int r = 1; r < world; ++r)
+        for (size_t i = 0; i < kCheckHeader; ++i)
+          if (rows[r][at + i] != rows[0][at + i])
+            out_of_step(rows, r, c.step);
+      const size_t b = c.buffer_names.size();
+      const size_t base = at + kCheckHeader;
+      // Compared after the step they belong to, the tensors have moved on:
+      // a difference is measured then, and says so.
+      const bool latest = now && k + 1 == checks.size();
+      const std::string later = latest ? "" : " (measured later, at the exchange)";
+      std::vector<CheckRecord> records;
+      std::string text;
+      if (c.has_grads) {
+        CheckRecord r;
+        r.kind = "gradients";
+        r.tensors = p;
+        compare(rows, c, base, param_names,
+                latest && c.kind == kGradients ? current_grads() : std::vector<at::Tensor>{},
+                "parameter", later, r);
+        records.push_back(r);
+        text = "gradients " + std::to_string(p) + " identical";
+      }
+      if (c.has_params) {
+        CheckRecord r;
+        r.kind = "parameters";
+        r.tensors = p;
+        compare(rows, c, base + p, param_names, current_params(), "parameter", later, r);
+        records.push_back(r);
+        text += (text.empty() ? "" : ", ") + std::string("parameters ") +
+                std::to_string(p) + " identical";
+      }
+      if (c.mode == kSynchronised) {
+        CheckRecord r;
+        r.kind = "buffers";
+        r.mode = "synchronised";
+        r.tensors = b;
+        std::vector<std::string> names;
+        std::vector<at::Tensor> values;
+        if (latest)
+          current_buffers(names, values);
+        compare(rows, c, base + 2 * p, c.buffer_names,
+                values.size() == b ? values : std::vector<at::Tensor>{}, "buffer", later, r);
+        records.push_back(r);
+        text += ", buffers " + std::to_string(b) + " identical (broadcast from rank 0)";
+      } else if (c.mode == kMeasured) {
+        CheckRecord r;
+        r.kind = "buffers";
+        r.mode = "measured";
+        r.tensors = b;
+        for (int q = 1; q < world; ++q)
+          for (size_t i = 0; i < b; ++i)
+            if (rows[q][base + 2 * p + i] != rows[0][base + 2 * p + i])
+              r.identical = false;
+        // This rank's difference from rank 0 (all ranks' summaries together
+        // give the largest).
+        int64_t offset = 0;
+        for (size_t i = 0; i < b; ++i) {
+          const int64_t n = c.numels[i];
+          if (n > 0) {
+            const at::Tensor mine = c.local.narrow(0, offset, n);
+            const at::Tensor ref = reference[0].narrow(0, measured_at + offset, n);
+            const double abs = (mine - ref).abs().max().item<double>();
+            const double scale = ref.abs().max().item<double>();
+            const double rel = scale > 0 ? abs / scale : (abs > 0 ? INFINITY : 0.0);
+            if (abs > r.max_abs) {
+              r.max_abs = abs;
+              r.tensor = c.buffer_names[i];
+              r.rank = rank;
+            }
+            r.max_rel = std::max(r.max_rel, rel);
+          }
+          offset += n;
+        }
+        measured_at += c.local.numel();
+        std::ostringstream os;
+        os << ", buffers " << b << " not synchronised: ";
+        if (r.identical)
+          os << "identical";
+        else if (rank == 0)
+          os << "differ on other ranks (rank 0 is the reference)";
+        else
+          os << "max divergence from rank 0 abs " << r.max_abs << " rel " << r.max_rel
+             << " (" << (r.tensor.empty() ? "-" : r.tensor) << ")";
+        text += os.str();
+        records.push_back(r);
+      }
+      at = base + 2 * p + b;
+      record(c, std::move(records), text, checks.size());
+    }
+    if (!immediate && fixed_batch == 0)
+      batch_size = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(kMaxBatch, rows[0][2])));
+    else if (fixed_batch > 0)
+      batch_size = fixed_batch;
+    const auto end = Clock::now();
+    const double seconds = std::chrono::duration<double>(end - start).count();
+    last_exchange_seconds = seconds;
+    last_exchange_end = end;
+    Registry &registry = Registry::get();
+    std::lock_guard<std::mutex> lock(registry.mutex());
+    entry->verify_seconds += seconds;
+    ++entry->exchanges;
+    entry->batch_size = batch_size;
+    registry.write_locked(false);
+  }
+
+  void record(const Check &c, std::vector<CheckRecord> records, const std::string &text,
+              size_t batch_checks) {
+    {
+      Registry &registry = Registry::get();
+      std::lock_guard<std::mutex> lock(registry.mutex());
+      entry->verify_seconds += c.seconds;
+      entry->hashed_bytes += c.bytes;
+      for (auto &r : records) {
+        if (r.kind == "buffers" && r.mode == "measured") {
+          const double max_rel = std::max(entry->max_buffer.max_rel, r.max_rel);
+          if (r.max_abs >= entry->max_buffer.max_abs && r.max_abs > 0)
+            entry->max_buffer = r;
+          entry->max_buffer.max_rel = max_rel;
+          entry->max_buffer.kind = "buffers";
+          entry->max_buffer.mode = "measured";
+        }
+        add_record(c.step, std::move(r));
+      }
+      if (c.kind != kInitial)
+        entry->steps_completed = std::max(entry->steps_completed, c.step + 1);
+    }
+    if (progress && c.kind != kGradients) {
+      const std::string what = c.kind == kInitial ? std::string("initial: ")
+                                                  : "step " + std::to_string(c.step) + " ok: ";
+      const std::string grads =
+          (!c.has_grads && c.kind != kInitial) ? "gradients " + std::to_string(params.size()) +
+                                                     " identical, "
+                                               : "";
+      std::string batch_note;
+      if (batch_checks > 1)
+        batch_note = " (one of " + std::to_string(batch_checks) + " checks in one exchange)";
+      char ms[48];
+      std::snprintf(ms, sizeof ms, " [hashing %.2f ms]", c.seconds * 1e3);
+      std::fprintf(stderr, "ddpguard-verify: rank %d %s %s%s%s%s%s\n", rank,
+                   entry->label.c_str(), what.c_str(), grads.c_str(), text.c_str(), ms,
+                   batch_note.c_str());
+      std::fflush(stderr);
+    }
   }
 
   void add_record(int64_t step, CheckRecord record) {
@@ -655,189 +985,61 @@ struct Verifier::State : std::enable_shared_from_this<Verifier::State> {
     entry->steps.push_back(StepRecord{step, {std::move(record)}});
   }
 
-  // The end of a synchronised backward: every rank's gradients must be the
-  // same bits (c10d::Reducer's allreduce gave them all the same average).
-  void check_gradients() {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (failed)
-      return;
-    const auto start = Clock::now();
-    at::NoGradGuard no_grad;
-    const int64_t step = steps;
-    std::vector<at::Tensor> grads;
-    for (const auto &p : params)
-      grads.push_back(p.grad().defined() ? p.grad().detach() : at::Tensor());
-    auto row = header(kGradients, step, params.size(), 0, kNoBuffers);
-    for (uint64_t h : hash_tensors(grads))
-      row.push_back(static_cast<int64_t>(h));
-    const auto rows = gather(row, kGradients, step);
-    check_headers(rows, kGradients, step);
-    CheckRecord record;
-    record.kind = "gradients";
-    record.tensors = params.size();
-    compare(rows, kGradients, step, kHeader, param_names, grads, "parameter", record);
-    ++steps;
-    state_due = true;
-    progress_gradients = "gradients " + std::to_string(params.size()) + " identical";
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    step_seconds += seconds;
-    Registry &registry = Registry::get();
-    std::lock_guard<std::mutex> registry_lock(registry.mutex());
-    entry->steps_completed = steps;
-    entry->verify_seconds += seconds;
-    entry->hashed_bytes += bytes_of(grads);
-    add_record(step, std::move(record));
+  // The step check of the last synchronised backward: its gradients (unless
+  // already exchanged), the parameters after the optimizer step, the buffers.
+  void make_step(int64_t kind, int64_t buffer_mode) {
+    Check c = make(kind, steps - 1, have_grads, true, buffer_mode);
+    have_grads = false;
+    state_due = false;
+    add(std::move(c));
   }
 
-  // Parameters (all of them) and buffers, after the optimizer step of the
-  // last checked step (or before the first one).
-  void check_state(int64_t kind, bool broadcast) {
+  void on_forward(bool broadcast) {
     std::lock_guard<std::mutex> lock(mutex);
     if (failed)
       return;
-    const auto start = Clock::now();
-    at::NoGradGuard no_grad;
-    const int64_t step = kind == kInitial ? -1 : steps - 1;
-    std::vector<std::string> buffer_names;
-    std::vector<at::Tensor> buffers;
+    const int64_t mode = broadcast ? kSynchronised : kMeasured;
+    if (!initial_done) {
+      initial_done = true;
+      add(make(kInitial, -1, false, true, mode));
+    } else if (state_due) {
+      make_step(kStep, mode);
+    }
+  }
+
+  // The end of a synchronised backward, after c10d::Reducer's finalisation.
+  void on_backward_end() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failed)
+      return;
+    if (state_due) // two backwards without a forward: the first one's step now
+      make_step(kStep, broadcast_buffers ? kNoBuffers : kMeasured);
+    grad_hashes = hash_tensors(current_grads());
+    have_grads = true;
+    ++steps;
+    state_due = true;
+    if (immediate) { // the gradients now, while the averaged values are at hand
+      Check c = make(kGradients, steps - 1, true, false, kNoBuffers);
+      have_grads = false;
+      add(std::move(c));
+    }
+  }
+
+  void on_finish() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failed)
+      return;
     // After the last forward, synchronised buffers hold each rank's own
     // updates since the broadcast (as in PyTorch; the next forward would
     // broadcast again): only rank-local buffers are measured then.
-    if (kind != kFinal || !broadcast_buffers)
-      for (const auto &item : module.named_buffers(/*recurse=*/true)) {
-        buffer_names.push_back(item.key());
-        buffers.push_back(item.value().detach());
-      }
-    const int64_t mode = buffers.empty() ? kNoBuffers
-                         : broadcast     ? kSynchronised
-                                         : kMeasured;
-    // Measured buffers: rank 0's values come by one coalesced broadcast.
-    std::vector<double> abs(buffers.size(), 0.0), rel(buffers.size(), 0.0);
-    if (mode == kMeasured) {
-      std::vector<at::Tensor> reference;
-      for (const auto &b : buffers)
-        reference.push_back(b.clone());
-      try {
-        c10d::broadcast_coalesced(pg, reference, 256 * 1024 * 1024, 0);
-      } catch (const std::exception &e) {
-        throw std::runtime_error("ddpguard-verify: broadcasting rank 0's buffers " +
-                                 step_text(step) + " to measure their divergence failed on rank " +
-                                 std::to_string(rank) + ": " + e.what());
-      }
-      for (size_t i = 0; i < buffers.size(); ++i) {
-        const at::Tensor a = buffers[i].to(at::kDouble), b = reference[i].to(at::kDouble);
-        if (a.numel() == 0)
-          continue;
-        abs[i] = (a - b).abs().max().item<double>();
-        const double scale = b.abs().max().item<double>();
-        rel[i] = scale > 0 ? abs[i] / scale : (abs[i] > 0 ? INFINITY : 0.0);
-      }
-    }
-    std::vector<at::Tensor> all = params;
-    for (auto &p : all)
-      p = p.detach();
-    all.insert(all.end(), buffers.begin(), buffers.end());
-    const auto hashes = hash_tensors(all);
-    auto row = header(kind, step, params.size(), buffers.size(), mode);
-    for (uint64_t h : hashes)
-      row.push_back(static_cast<int64_t>(h));
-    for (double v : abs)
-      row.push_back(double_bits(v));
-    for (double v : rel)
-      row.push_back(double_bits(v));
-    const auto rows = gather(row, kind, step);
-    check_headers(rows, kind, step);
-
-    CheckRecord params_record;
-    params_record.kind = "parameters";
-    params_record.tensors = params.size();
-    std::vector<at::Tensor> param_tensors(all.begin(), all.begin() + params.size());
-    compare(rows, kind, step, kHeader, param_names, param_tensors, "parameter",
-            params_record);
-
-    CheckRecord buffer_record;
-    buffer_record.kind = "buffers";
-    buffer_record.tensors = buffers.size();
-    std::string buffer_text;
-    if (mode == kSynchronised) {
-      buffer_record.mode = "synchronised";
-      compare(rows, kind, step, kHeader + params.size(), buffer_names, buffers,
-              "buffer", buffer_record);
-      buffer_text = "buffers " + std::to_string(buffers.size()) +
-                    " identical (broadcast from rank 0)";
-    } else if (mode == kMeasured) {
-      buffer_record.mode = "measured";
-      const size_t base = kHeader + params.size() + buffers.size();
-      for (int r = 0; r < world; ++r)
-        for (size_t i = 0; i < buffers.size(); ++i) {
-          const double a = bits_double(rows[r][base + i]);
-          const double rl = bits_double(rows[r][base + buffers.size() + i]);
-          if (rows[r][kHeader + params.size() + i] != rows[0][kHeader + params.size() + i])
-            buffer_record.identical = false;
-          if (a > buffer_record.max_abs || (buffer_record.tensor.empty() && a > 0)) {
-            buffer_record.max_abs = a;
-            buffer_record.tensor = buffer_names[i];
-            buffer_record.rank = r;
-          }
-          buffer_record.max_rel = std::max(buffer_record.max_rel, rl);
-        }
-      std::ostringstream os;
-      os << "buffers " << buffers.size() << " not synchronised: ";
-      if (buffer_record.identical)
-        os << "identical";
-      else
-        os << "max divergence from rank 0 abs " << buffer_record.max_abs << " rel "
-           << buffer_record.max_rel << " (" << buffer_record.tensor << " on rank "
-           << buffer_record.rank << ")";
-      buffer_text = os.str();
-    }
-
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    step_seconds += seconds;
-    if (kind != kInitial)
+    if (state_due) {
+      Check c = make(kFinal, steps - 1, have_grads, true,
+                     broadcast_buffers ? kNoBuffers : kMeasured);
+      have_grads = false;
       state_due = false;
-    {
-      Registry &registry = Registry::get();
-      std::lock_guard<std::mutex> registry_lock(registry.mutex());
-      entry->verify_seconds += seconds;
-      entry->hashed_bytes += bytes_of(all);
-      if (mode == kMeasured && buffer_record.max_abs >= entry->max_buffer.max_abs) {
-        const double max_rel = std::max(entry->max_buffer.max_rel, buffer_record.max_rel);
-        entry->max_buffer = buffer_record;
-        entry->max_buffer.max_rel = max_rel;
-      } else if (mode == kMeasured) {
-        entry->max_buffer.max_rel = std::max(entry->max_buffer.max_rel, buffer_record.max_rel);
-      }
-      if (entry->max_buffer.kind.empty()) {
-        entry->max_buffer.kind = "buffers";
-        entry->max_buffer.mode = "measured";
-      }
-      add_record(step, std::move(params_record));
-      if (mode != kNoBuffers)
-        add_record(step, std::move(buffer_record));
-      registry.write_locked(false);
+      batch.push_back(std::move(c));
     }
-    if (progress) {
-      std::string line = "ddpguard-verify: rank " + std::to_string(rank) + " " +
-                         entry->label + " ";
-      if (kind == kInitial) {
-        line += "initial: parameters " + std::to_string(params.size()) + " identical";
-      } else {
-        line += "step " + std::to_string(step) + " ok: " +
-                (progress_gradients.empty() ? std::string("gradients not synchronised")
-                                            : progress_gradients) +
-                ", parameters " + std::to_string(params.size()) + " identical";
-      }
-      if (!buffer_text.empty())
-        line += ", " + buffer_text;
-      char ms[32];
-      std::snprintf(ms, sizeof ms, " [%.2f ms]", step_seconds * 1e3);
-      line += ms;
-      std::fprintf(stderr, "%s\n", line.c_str());
-      std::fflush(stderr);
-    }
-    progress_gradients.clear();
-    step_seconds = 0;
+    exchange();
   }
 };
 
@@ -856,6 +1058,10 @@ Verifier::Verifier(torch::nn::Module &module, ProcessGroupPtr process_group,
   state_->param_names = std::move(names);
   state_->params = std::move(params);
   state_->progress = env_flag("DDPGUARD_VERIFY_PROGRESS");
+  state_->immediate = env_flag("DDPGUARD_VERIFY_SYNC");
+  state_->fixed_batch = state_->immediate ? 1 : std::max(0, env_int("DDPGUARD_VERIFY_BATCH", 0));
+  if (state_->fixed_batch > 0)
+    state_->batch_size = state_->fixed_batch;
   state_->broadcast_buffers = options.broadcast_buffers();
   Registry &registry = Registry::get();
   registry.configure(state_->rank, state_->world, state_->pg->getBackendName());
@@ -866,6 +1072,7 @@ Verifier::Verifier(torch::nn::Module &module, ProcessGroupPtr process_group,
   entry->buffer_policy = options.buffer_broadcast() == BufferBroadcast::kOncePerBackward
                              ? "once_per_backward"
                              : "every_forward";
+  entry->immediate = state_->immediate;
   entry->parameters = state_->params.size();
   entry->buffers = module.named_buffers(/*recurse=*/true).size();
   entry->max_buffer.kind = "buffers";
@@ -879,13 +1086,7 @@ Verifier::~Verifier() = default;
 void Verifier::on_forward(bool broadcast) {
   // A backward that failed never ran its callback.
   state_->queued.store(false);
-  if (!state_->initial_done) {
-    state_->initial_done = true;
-    state_->check_state(kInitial, broadcast);
-    return;
-  }
-  if (state_->state_due)
-    state_->check_state(kParameters, broadcast);
+  state_->on_forward(broadcast);
 }
 
 void Verifier::on_synced_forward() { state_->sync_pending.store(true); }
@@ -904,16 +1105,16 @@ void Verifier::on_gradient() {
         return;
       state->queued.store(false);
       if (state->sync_pending.exchange(false))
-        state->check_gradients();
+        state->on_backward_end();
     });
   });
 }
 
 void Verifier::finish() noexcept {
   State &s = *state_;
-  if (!s.failed && s.state_due && std::uncaught_exceptions() == 0) {
+  if (std::uncaught_exceptions() == 0) {
     try {
-      s.check_state(kFinal, /*broadcast=*/false);
+      s.on_finish();
     } catch (const VerificationError &e) {
       // A destructor cannot throw: end the rank as an uncaught error would,
       // with the message where torchrun's summary reads it.
@@ -924,8 +1125,7 @@ void Verifier::finish() noexcept {
       std::_Exit(1);
     } catch (const std::exception &e) {
       std::fprintf(stderr,
-                   "ddpguard-verify: rank %d %s: the final parameter check could "
-                   "not run: %s\n",
+                   "ddpguard-verify: rank %d %s: the last checks could not be exchanged: %s\n",
                    s.rank, s.entry->label.c_str(), e.what());
     }
   }
