@@ -22,12 +22,13 @@ rm -f /tmp/ddpguard-hash-bench.$$
 awk -v r="$ratio" 'BEGIN { printf "hash/memcpy throughput, worst size: %.3f (goal >= 0.5)\n", r }'
 
 echo "== verification cost per step (2 ranks, MLP hidden 256, batch 32)"
-costs=() ons=() offs=()
+costs=() ons=() offs=() directs=()
 for ((round = 0; round < rounds; ++round)); do
   out=$(timeout 600 "$torchrun" --standalone --nproc-per-node 2 --no-python \
-    "$build/bench/verify/ddpguard_verify_step_bench" 400 256 32 2>/dev/null)
-  echo "$out" | head -1
+    "$build/bench/verify/ddpguard_verify_step_bench" 800 256 32 2>/dev/null)
+  echo "$out" | head -2
   costs+=("$(sed -n 's/.* cost=//p' <<<"$out")")
+  directs+=("$(sed -n 's/.* direct_cost=\([0-9.]*\).*/\1/p' <<<"$out")")
   ons+=("$(sed -n 's/^verify_on_ms=\([0-9.]*\).*/\1/p' <<<"$out")")
   offs+=("$(sed -n 's/.*verify_off_ms=\([0-9.]*\).*/\1/p' <<<"$out")")
 done
@@ -35,7 +36,10 @@ done
 mid=$(printf '%s\n' "${costs[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 awk -v c="$mid" -v on="$(min "${ons[@]}")" -v off="$(min "${offs[@]}")" 'BEGIN {
   printf "verification cost / step, median of rounds: %.2f%% (goal <= 5%%); step %.3f ms verified, %.3f ms not (best rounds)\n", 100 * c, on, off }'
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+awk -v c="$(median "${directs[@]}")" 'BEGIN {
+  printf "verifier time / step (its own clock over the unverified step), median of rounds: %.2f%%\n", 100 * c }'
 echo "== noise floor: the same comparison with verification off on both sides"
 out=$(timeout 600 "$torchrun" --standalone --nproc-per-node 2 --no-python \
-  "$build/bench/verify/ddpguard_verify_step_bench" 400 256 32 aa 2>/dev/null)
+  "$build/bench/verify/ddpguard_verify_step_bench" 800 256 32 aa 2>/dev/null)
 echo "$out" | head -1

@@ -402,8 +402,9 @@ private:
 //
 // Batching: when a step is much shorter than an exchange (small models,
 // slow or busy hosts), the checks of several steps share one exchange: rank
-// 0 suggests the next batch size in its row (the exchange's cost over 2% of
-// the time between exchanges, at most 32), so all ranks agree on it.
+// 0 suggests the next batch size in its row (enough checks that the
+// exchange's smoothed cost is at most 2% of their median spacing, at most
+// 32), so all ranks agree on it.
 // DDPGUARD_VERIFY_BATCH=N fixes it; DDPGUARD_VERIFY_SYNC=1 exchanges every
 // check at once (gradients before backward() returns).
 
@@ -500,9 +501,11 @@ struct Verifier::State {
   bool have_grads = false;
   std::vector<Check> batch;
   int batch_size = 1;
-  // Rank 0's measurements for the batch size.
-  Clock::time_point last_exchange_end{};
-  double last_exchange_seconds = 0;
+  // Rank 0's measurements for the batch size: the exchanges' cost (smoothed)
+  // and the intervals between consecutive checks since the last exchange.
+  double exchange_seconds = 0;
+  Clock::time_point last_check{};
+  std::vector<double> intervals;
 
   State(torch::nn::Module &m, ProcessGroupPtr group, at::Device dev)
       : module(m), pg(std::move(group)), rank(pg->getRank()),
@@ -749,25 +752,34 @@ struct Verifier::State {
   }
 
   void add(Check c) {
+    if (rank == 0) {
+      const auto now = Clock::now();
+      if (last_check != Clock::time_point{})
+        intervals.push_back(std::chrono::duration<double>(now - last_check).count());
+      last_check = now;
+    }
     batch.push_back(std::move(c));
     if (static_cast<int>(batch.size()) >= batch_size)
       exchange();
   }
 
-  // rank 0: how many checks the next exchange should carry.
-  int suggest_batch(size_t checks) {
+  // rank 0: how many checks the next exchange should carry, from the
+  // exchanges' cost and the median interval between checks (robust to pauses
+  // between steps: evaluation, data loading, other models).
+  int suggest_batch() {
     if (fixed_batch > 0)
       return fixed_batch;
     if (immediate)
       return 1;
-    const auto now = Clock::now();
     int next = 1;
-    if (last_exchange_end != Clock::time_point{} && checks > 0) {
-      const double between = std::chrono::duration<double>(now - last_exchange_end).count();
-      const double per_check = between / static_cast<double>(checks);
+    if (exchange_seconds > 0 && !intervals.empty()) {
+      std::nth_element(intervals.begin(), intervals.begin() + intervals.size() / 2,
+                       intervals.end());
+      const double per_check = intervals[intervals.size() / 2];
       if (per_check > 0)
-        next = static_cast<int>(std::ceil(last_exchange_seconds / (kTargetShare * per_check)));
+        next = static_cast<int>(std::ceil(exchange_seconds / (kTargetShare * per_check)));
     }
+    intervals.clear();
     return std::max(1, std::min(kMaxBatch, next));
   }
 
@@ -782,7 +794,7 @@ struct Verifier::State {
     checks.swap(batch);
     const size_t p = params.size();
     std::vector<int64_t> row{kMagic, static_cast<int64_t>(checks.size()),
-                             rank == 0 ? suggest_batch(checks.size()) : 0,
+                             rank == 0 ? suggest_batch() : 0,
                              static_cast<int64_t>(p)};
     std::vector<at::Tensor> measured;
     for (const auto &c : checks) {
@@ -819,8 +831,6 @@ struct Verifier::State {
       if (rows[r].size() != rows[0].size() || rows[r][0] != kMagic ||
           rows[r][1] != rows[0][1] || rows[r][3] != rows[0][3])
         out_of_step(rows, r, checks.front().step);
-    if (rank == 0)
-      last_exchange_seconds = 0; // measured below, after the comparison
     const bool now = immediate || checks.size() == 1;
     std::vector<double> exchange_share(checks.size(), 0.0);
     size_t at = kPreamble;
@@ -920,10 +930,8 @@ struct Verifier::State {
       batch_size = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(kMaxBatch, rows[0][2])));
     else if (fixed_batch > 0)
       batch_size = fixed_batch;
-    const auto end = Clock::now();
-    const double seconds = std::chrono::duration<double>(end - start).count();
-    last_exchange_seconds = seconds;
-    last_exchange_end = end;
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    exchange_seconds = exchange_seconds > 0 ? 0.7 * exchange_seconds + 0.3 * seconds : seconds;
     Registry &registry = Registry::get();
     std::lock_guard<std::mutex> lock(registry.mutex());
     entry->verify_seconds += seconds;
