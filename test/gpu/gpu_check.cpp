@@ -139,6 +139,8 @@ int check_hash() {
   };
   if (!ddpguard::cuda_hash_available())
     return result(false, "this build has no CUDA hash kernel");
+  if (!torch::cuda::is_available())
+    return result(false, "no usable CUDA device");
   torch::manual_seed(3);
   std::vector<torch::Tensor> cpu;
   for (int64_t n : {0, 1, 15, 16, 17, 1000, 100003, 1 << 22, 1 << 26})
@@ -188,7 +190,9 @@ int main(int argc, char **argv) {
     try {
       return check_hash();
     } catch (const std::exception &e) {
-      std::printf("RESULT hash cuda world=1 rank=0 FAIL %s\n", e.what());
+      const std::string what = e.what();
+      std::printf("RESULT hash cuda world=1 rank=0 FAIL %s\n",
+                  what.substr(0, what.find('\n')).c_str());
       return 1;
     }
   }
