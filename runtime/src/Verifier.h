@@ -2,12 +2,14 @@
 // DDPCore calls these hooks; see Verify.h and docs/verifier.md.
 //
 //   step k       = the k-th synchronised backward (0-based) and what follows
-//   gradients    = checked at the end of that backward (an autograd final
+//   gradients    = hashed at the end of that backward (an autograd final
 //                  callback queued after c10d::Reducer's finalisation)
-//   parameters   = checked at the next forward (after the optimizer step), or
+//   parameters   = hashed at the next forward (after the optimizer step), or
 //                  when the DDP is destroyed if no forward followed
-//   buffers      = with that check: identical if that forward broadcast them,
+//   buffers      = with them: identical if that forward broadcast them,
 //                  otherwise their divergence from rank 0 is measured
+// The hashes are compared when their exchange happens: at once, or batched
+// over several steps (Verifier.cpp, "Batching").
 #pragma once
 
 #include <ddpguard/runtime/DistributedDataParallel.h>

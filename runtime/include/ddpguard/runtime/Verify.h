@@ -7,9 +7,11 @@
 // after each optimizer step are identical bit for bit, the buffers are
 // identical after each broadcast, and where buffers are not synchronised
 // (broadcast_buffers(false)) their divergence from rank 0 is measured. A
-// check hashes every tensor on its device (a CUDA kernel for CUDA tensors)
-// and exchanges the hashes with one allgather. A divergence throws
-// ddpguard::VerificationError naming the rank, the step and the tensor.
+// check hashes every tensor on its device (a CUDA kernel for CUDA tensors);
+// the hashes go to the other ranks by one allgather per exchange, which
+// carries the checks of several steps when steps are short next to it. A
+// divergence throws ddpguard::VerificationError naming the rank, the step and
+// the tensor.
 //
 // Environment:
 //   DDPGUARD_VERIFY=1               switch verification on (0 or unset: off)
@@ -17,6 +19,9 @@
 //   DDPGUARD_VERIFY_JSON=PATH       a JSON summary per rank; "%r" in PATH is
 //                                   the rank, else ".rank<R>" goes before the
 //                                   extension
+//   DDPGUARD_VERIFY_SYNC=1          exchange every check at once (gradients
+//                                   before backward() returns)
+//   DDPGUARD_VERIFY_BATCH=N         N checks per exchange (default adaptive)
 #pragma once
 
 #include <ATen/core/Tensor.h>
