@@ -3,10 +3,10 @@
 #include <ddpguard/runtime/ProcessGroup.h>
 
 #include "HazardDetector.h"
+#include "JsonString.h"
 
 #include <c10/util/Exception.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <exception>
@@ -15,30 +15,6 @@
 
 namespace ddpguard {
 namespace {
-
-// The one JSON value written here is a string; LibTorch ships no JSON
-// library for C++, and escaping is all that is needed.
-std::string json_string(const std::string &text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
-    default:
-      if (c < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        out += buf;
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  return out + "\"";
-}
 
 std::terminate_handler previous_handler = nullptr;
 
@@ -72,7 +48,7 @@ bool record_error(const std::string &message) {
   if (!path || !*path)
     return false;
   std::ofstream out(path, std::ios::trunc);
-  out << "{\"message\": " << json_string(message)
+  out << "{\"message\": " << detail::json_string(message)
       << ", \"timestamp\": " << static_cast<long long>(std::time(nullptr))
       << "}\n";
   return static_cast<bool>(out.flush());

@@ -2,6 +2,7 @@
 // by hashes and one allgather per check, progress lines and a JSON summary
 // per rank. See Verifier.h for when each check runs, docs/verifier.md for the
 // user's side.
+#include "JsonString.h"
 #include "Verifier.h"
 
 #include <ATen/ATen.h>
@@ -115,28 +116,6 @@ struct Entry {
   int batch_size = 1;
   std::unique_ptr<Divergence> divergence;
 };
-
-std::string json_string(const std::string &text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
-    default:
-      if (c < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        out += buf;
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  return out + "\"";
-}
 
 std::string json_number(double v) {
   if (!std::isfinite(v))
