@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what ddpguard needs, idempotently (quick when all is there):
-#  - Debian 12 packages: LLVM/Clang 19 with clang-tidy and clangd, CMake,
+#  - Debian 12 packages: LLVM/Clang 19 with clang-tidy, clangd and libFuzzer, CMake,
 #    Ninja, ccache, GoogleTest, Python's venv;
 #  - a project-local virtual environment .venv with the pinned packages of
 #    scripts/requirements.txt (torch==2.11.0: LibTorch 2.x, torchrun and
@@ -11,7 +11,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 packages=(
   cmake ninja-build ccache g++ python3 python3-venv git
   llvm-19-dev libclang-19-dev clang-19 clang-tidy-19 clangd-19 llvm-19-tools
-  clang-tools-19 libgrpc++-dev libprotobuf-dev
+  clang-tools-19 libclang-rt-19-dev libgrpc++-dev libprotobuf-dev
   libgtest-dev libgmock-dev
 )
 

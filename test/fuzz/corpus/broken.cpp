@@ -1,0 +1,6 @@
+#include <nets.h>
+
+void halfTyped(Net net, PG pg, torch::Tensor a) {
+  DDP d(net, pg)
+  d(a).sum().backward();
+}
