@@ -13,7 +13,9 @@ import time
 
 clangd, path = sys.argv[1], os.path.abspath(sys.argv[2])
 uri = "file://" + path
-proc = subprocess.Popen([clangd, "--log=error", *sys.argv[3:]],
+extra = sys.argv[3:]
+log = [] if any(a.startswith("--log=") for a in extra) else ["--log=error"]
+proc = subprocess.Popen([clangd, *log, *extra],
                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
