@@ -3,7 +3,8 @@
 // ddpguard [options] <files...> [-- <compile flags>]
 //
 // Runs the ddp-multiple-forward-before-backward check through clang-tidy's
-// engine on each file, prints the findings as text, JSON or SARIF, and with
+// engine on each file, keeps those on the lines --diff or --line-filter
+// select (docs/ci.md), prints them as text, JSON, SARIF or rdjsonl, and with
 // --fix applies them (over exactly what was parsed, through links) and
 // re-checks the fixed files. Exit status: 0 clean, 1 findings, 2 any error
 // (usage, parse, configuration, compilation database, I/O). The behaviour is
@@ -13,6 +14,7 @@
 
 #include "Database.h"
 #include "FixWriter.h"
+#include "LineFilter.h"
 #include "Report.h"
 #include "Rules/RuleSet.h"
 #include "clang-tidy/ClangTidy.h"
@@ -55,13 +57,32 @@ static cl::opt<std::string> ExportFixes(
     "export-fixes",
     cl::desc("Write the fixes to a YAML file clang-apply-replacements reads"),
     cl::value_desc("file"), cl::cat(Category));
-enum class FormatKind { Text, Json, Sarif };
+enum class FormatKind { Text, Json, Sarif, Rdjsonl };
 static cl::opt<FormatKind> Format(
     "format", cl::desc("Output format"),
     cl::values(clEnumValN(FormatKind::Text, "text", "clang-style diagnostics"),
                clEnumValN(FormatKind::Json, "json", "one JSON document"),
-               clEnumValN(FormatKind::Sarif, "sarif", "SARIF 2.1.0")),
+               clEnumValN(FormatKind::Sarif, "sarif", "SARIF 2.1.0"),
+               clEnumValN(FormatKind::Rdjsonl, "rdjsonl",
+                          "reviewdog's rdjsonl: one JSON diagnostic a line")),
     cl::init(FormatKind::Text), cl::cat(Category));
+static cl::opt<std::string> SarifHelpUriBase(
+    "sarif-help-uri-base",
+    cl::desc("Give each SARIF rule a helpUri: this absolute URI followed by "
+             "the rule id (no helpUri without it)"),
+    cl::value_desc("uri"), cl::cat(Category));
+static cl::opt<std::string> DiffRev(
+    "diff",
+    cl::desc("Report only findings whose warning or notes (forwards, "
+             "backward, construction) lie on lines changed since this git "
+             "revision (git diff -U0 <rev>, run in each file's directory)"),
+    cl::value_desc("rev"), cl::cat(Category));
+static cl::opt<std::string> LineFilterJson(
+    "line-filter",
+    cl::desc("Report only findings whose warning or notes lie on these "
+             "lines, in clang-tidy's --line-filter JSON: "
+             "'[{\"name\":\"file.cpp\",\"lines\":[[1,3],[7,9]]},...]'"),
+    cl::value_desc("json"), cl::cat(Category));
 static cl::list<std::string> Rules("rules",
                                    cl::desc("Add a rule file (repeatable)"),
                                    cl::value_desc("file"), cl::cat(Category));
@@ -440,6 +461,44 @@ int main(int argc, const char **argv) {
            << "\n";
     return 2;
   }
+  std::optional<LineFilter> Filter;
+  if (DiffRev.getNumOccurrences() && LineFilterJson.getNumOccurrences()) {
+    errs() << "ddpguard: error: --diff and --line-filter cannot be combined\n";
+    return 2;
+  }
+  if (DiffRev.getNumOccurrences()) {
+    if (DiffRev.empty() || StringRef(DiffRev).starts_with("-")) {
+      errs() << "ddpguard: error: --diff needs a git revision\n";
+      return 2;
+    }
+    Filter = LineFilter::fromGitDiff(DiffRev);
+  } else if (LineFilterJson.getNumOccurrences()) {
+    Expected<LineFilter> Parsed = LineFilter::fromJson(LineFilterJson);
+    if (!Parsed) {
+      errs() << "ddpguard: error: " << toString(Parsed.takeError()) << "\n";
+      return 2;
+    }
+    Filter = std::move(*Parsed);
+  }
+  SarifOptions Sarif;
+  if (SarifHelpUriBase.getNumOccurrences()) {
+    // An absolute URI: a scheme (RFC 3986: a letter, then letters, digits,
+    // '+', '-', '.'), a colon, and more.
+    StringRef Base(SarifHelpUriBase);
+    size_t Colon = Base.find(':');
+    bool Absolute = Colon != StringRef::npos && Colon > 0 &&
+                    Colon + 1 < Base.size() && isAlpha(Base[0]) &&
+                    llvm::all_of(Base.take_front(Colon), [](char C) {
+                      return isAlnum(C) || C == '+' || C == '-' || C == '.';
+                    });
+    if (!Absolute) {
+      errs() << "ddpguard: error: --sarif-help-uri-base must be an absolute "
+                "URI (such as https://example.org/docs/), not '"
+             << Base << "'\n";
+      return 2;
+    }
+    Sarif.HelpUriBase = Base.str();
+  }
   for (const std::string &File : Rules) {
     RuleSet Check;
     if (Error Err = Check.addFile(File)) {
@@ -511,6 +570,21 @@ int main(int argc, const char **argv) {
     }
   Report.SuppressedInHeaders = Suppressed.size();
 
+  // --diff, --line-filter: what is not on a selected line is not reported,
+  // fixed or exported, and does not fail the run.
+  auto Selected = [&](std::vector<ClangTidyError> &Items, LineTable &Lines) {
+    llvm::erase_if(Items, [&](const ClangTidyError &E) {
+      return !Filter->passes(E, Lines, Errors);
+    });
+  };
+  if (Filter) {
+    for (const std::string &File : Files)
+      Filter->prepare(File, Errors);
+    LineTable Lines;
+    Selected(Findings, Lines);
+    Selected(Report.CompilerWarnings, Lines);
+  }
+
   if (!ExportFixes.empty()) {
     std::string Yaml;
     raw_string_ostream YamlStream(Yaml);
@@ -528,7 +602,10 @@ int main(int argc, const char **argv) {
     writeJson(outs(), Report, Lines);
     break;
   case FormatKind::Sarif:
-    writeSarif(outs(), Report, Lines);
+    writeSarif(outs(), Report, Lines, Sarif);
+    break;
+  case FormatKind::Rdjsonl:
+    writeRdjsonl(outs(), Report, Lines);
     break;
   }
 
@@ -563,7 +640,13 @@ int main(int argc, const char **argv) {
                                   "; original restored"});
         Written.clear();
       } else {
-        Clean = llvm::all_of(Again, [](const FileResult &R) {
+        // What is left counts as before: on the selected lines only.
+        if (Filter)
+          Filter->forget();
+        LineTable Lines;
+        Clean = llvm::all_of(Again, [&](FileResult &R) {
+          if (Filter)
+            Selected(R.Findings, Lines);
           return R.Findings.empty();
         });
       }

@@ -2,8 +2,11 @@
 
 #include "Report.h"
 #include "Tidy/MultipleForwardBeforeBackwardCheck.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include <algorithm>
@@ -26,22 +29,39 @@ const DiagnosticMessage *broadcastFixNote(const ClangTidyError &F) {
   return nullptr;
 }
 
-std::pair<unsigned, unsigned> LineTable::position(const std::string &File,
-                                                  unsigned Offset) {
-  auto [It, Inserted] = LineStarts.try_emplace(File);
+LineTable::FileLines &LineTable::load(const std::string &File) {
+  auto [It, Inserted] = Files.try_emplace(File);
   if (Inserted) {
-    It->second.push_back(0);
+    It->second.Starts.push_back(0);
     if (auto Buffer = llvm::MemoryBuffer::getFile(File)) {
-      llvm::StringRef Text = (*Buffer)->getBuffer();
+      It->second.Text = (*Buffer)->getBuffer().str();
+      llvm::StringRef Text = It->second.Text;
       for (size_t I = 0; I < Text.size(); ++I)
         if (Text[I] == '\n')
-          It->second.push_back(I + 1);
+          It->second.Starts.push_back(I + 1);
     }
   }
-  const std::vector<unsigned> &Starts = It->second;
+  return It->second;
+}
+
+std::pair<unsigned, unsigned> LineTable::position(const std::string &File,
+                                                  unsigned Offset) {
+  const std::vector<unsigned> &Starts = load(File).Starts;
   auto Line = std::upper_bound(Starts.begin(), Starts.end(), Offset) - 1;
   return {static_cast<unsigned>(Line - Starts.begin()) + 1,
           Offset - *Line + 1};
+}
+
+llvm::StringRef LineTable::text(const std::string &File) {
+  return load(File).Text;
+}
+
+llvm::StringRef LineTable::lineText(const std::string &File, unsigned Line) {
+  FileLines &F = load(File);
+  if (Line == 0 || Line > F.Starts.size())
+    return "";
+  llvm::StringRef Text = llvm::StringRef(F.Text).drop_front(F.Starts[Line - 1]);
+  return Text.take_until([](char C) { return C == '\n'; }).rtrim('\r');
 }
 
 static void writeMessage(llvm::raw_ostream &OS, const DiagnosticMessage &M,
@@ -201,17 +221,215 @@ static json::Array sarifFixes(const DiagnosticMessage &M, llvm::StringRef Text,
   return Fixes;
 }
 
+std::string workingPath(llvm::StringRef Path) {
+  llvm::SmallString<256> Absolute(Path), Cwd;
+  llvm::sys::fs::make_absolute(Absolute);
+  llvm::sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+  if (llvm::sys::fs::current_path(Cwd))
+    return std::string(Absolute);
+  llvm::sys::path::remove_dots(Cwd, /*remove_dot_dot=*/true);
+  llvm::StringRef Rest(Absolute);
+  if (!Rest.consume_front(Cwd) || Rest.empty() ||
+      !llvm::sys::path::is_separator(Rest.front()))
+    return std::string(Absolute);
+  return Rest.drop_front().str();
+}
+
+/// A raw lexer over Text from Offset: C++ tokens without a preprocessor.
+static std::unique_ptr<clang::Lexer>
+rawLexer(llvm::StringRef Text, unsigned Offset,
+         const clang::LangOptions &Options) {
+  auto L = std::make_unique<clang::Lexer>(
+      clang::SourceLocation(), Options, Text.begin(),
+      Text.begin() + std::min<size_t>(Offset, Text.size()), Text.end());
+  L->SetCommentRetentionState(false);
+  return L;
+}
+
+static clang::LangOptions cxxOptions() {
+  clang::LangOptions Options;
+  Options.CPlusPlus = Options.CPlusPlus11 = Options.CPlusPlus14 =
+      Options.CPlusPlus17 = true;
+  return Options;
+}
+
+static bool isIdentifier(llvm::StringRef Token) {
+  return !Token.empty() && (llvm::isAlpha(Token[0]) || Token[0] == '_');
+}
+
+/// The function a '{' after Tokens opens: the name before the parameter
+/// list that closes right before it (specifiers, a trailing return type or
+/// a constructor's initialisers between them), or "" for a statement, a
+/// lambda, a class, a namespace or an initialiser.
+static std::string braceOwner(const std::vector<llvm::StringRef> &Tokens) {
+  static const llvm::StringSet<> NotFunctions = {
+      "if", "for", "while", "switch", "catch", "return", "sizeof", "decltype",
+      "alignof", "noexcept", "throw", "requires", "static_assert", "constexpr"};
+  size_t I = Tokens.size();
+  // Back over specifiers and a trailing return type to the ')' closing the
+  // parameter list; ';', '{', '}', '=' mean no function.
+  while (I > 0 && Tokens[I - 1] != ")") {
+    llvm::StringRef T = Tokens[I - 1];
+    if (T == ";" || T == "{" || T == "}" || T == "=" || T == "]")
+      return "";
+    --I;
+  }
+  while (I > 0) {
+    // Tokens[I - 1] is ')': find its '('.
+    size_t Depth = 0, J = I;
+    while (J > 0) {
+      llvm::StringRef T = Tokens[--J];
+      if (T == ")")
+        ++Depth;
+      else if (T == "(" && --Depth == 0)
+        break;
+    }
+    if (Depth != 0 || J == 0)
+      return "";
+    llvm::StringRef Name = Tokens[J - 1];
+    // noexcept(...), throw(...), a constructor's member(init) or a lambda
+    // [...](...) : go on back.
+    if (Name == "noexcept" || Name == "throw") {
+      I = J - 1;
+      while (I > 0 && Tokens[I - 1] != ")" && isIdentifier(Tokens[I - 1]))
+        --I;
+      if (I == 0 || Tokens[I - 1] != ")")
+        return "";
+      continue;
+    }
+    if (!isIdentifier(Name) || NotFunctions.count(Name))
+      return "";
+    size_t K = J - 1;
+    if (K > 0 && (Tokens[K - 1] == "," || Tokens[K - 1] == ":")) {
+      // A constructor's initialiser list: back to the ')' before the ':'.
+      size_t Depth2 = 0;
+      while (K > 0) {
+        llvm::StringRef T = Tokens[--K];
+        if (T == ")" || T == "}")
+          ++Depth2;
+        else if (T == "(" || T == "{")
+          --Depth2;
+        else if (Depth2 == 0 && T == ":" && K > 0 && Tokens[K - 1] == ")")
+          break;
+        else if (Depth2 == 0 && (T == ";" || T == "{" || T == "}"))
+          return "";
+      }
+      if (K == 0)
+        return "";
+      I = K;
+      continue;
+    }
+    std::string Qualified = Name.str();
+    if (K > 0 && Tokens[K - 1] == "~")
+      Qualified = "~" + Qualified, --K;
+    while (K > 1 && Tokens[K - 1] == "::" && isIdentifier(Tokens[K - 2])) {
+      Qualified = (Tokens[K - 2] + "::" + Qualified).str();
+      K -= 2;
+    }
+    return Qualified;
+  }
+  return "";
+}
+
+std::string enclosingFunction(llvm::StringRef Text, unsigned Offset) {
+  clang::LangOptions Options = cxxOptions();
+  std::unique_ptr<clang::Lexer> Lexer = rawLexer(Text, 0, Options);
+  clang::Lexer &L = *Lexer;
+  std::vector<llvm::StringRef> Tokens;
+  std::vector<std::string> Open;
+  clang::Token Tok;
+  while (true) {
+    L.LexFromRawLexer(Tok);
+    if (Tok.is(clang::tok::eof))
+      break;
+    const char *Start = L.getBufferLocation() - Tok.getLength();
+    if (static_cast<size_t>(Start - Text.begin()) >= Offset)
+      break;
+    llvm::StringRef Spelling(Start, Tok.getLength());
+    if (Tok.is(clang::tok::l_brace))
+      Open.push_back(braceOwner(Tokens));
+    else if (Tok.is(clang::tok::r_brace) && !Open.empty())
+      Open.pop_back();
+    Tokens.push_back(Spelling);
+  }
+  for (auto It = Open.rbegin(); It != Open.rend(); ++It)
+    if (!It->empty())
+      return *It;
+  return "";
+}
+
+/// The length of the token at Offset (1 past the end of the text).
+static unsigned tokenLength(llvm::StringRef Text, unsigned Offset) {
+  if (Offset >= Text.size())
+    return 0;
+  clang::LangOptions Options = cxxOptions();
+  std::unique_ptr<clang::Lexer> Lexer = rawLexer(Text, Offset, Options);
+  clang::Lexer &L = *Lexer;
+  clang::Token Tok;
+  L.LexFromRawLexer(Tok);
+  if (Tok.is(clang::tok::eof) ||
+      L.getBufferLocation() - Tok.getLength() != Text.begin() + Offset)
+    return 0;
+  return Tok.getLength();
+}
+
+/// The notes at the earlier forward of a finding.
+static bool isEarlierForwardNote(const DiagnosticMessage &Note) {
+  llvm::StringRef Text(Note.Message);
+  return Text.starts_with("earlier forward on ") ||
+         Text.starts_with("the forwards happen in different iterations");
+}
+
+static std::string normalizedLine(llvm::StringRef Line) {
+  llvm::SmallVector<llvm::StringRef> Words;
+  llvm::SplitString(Line, Words);
+  return llvm::join(Words, " ");
+}
+
+std::string findingFingerprint(const ClangTidyError &F, LineTable &Lines) {
+  const std::string &File = F.Message.FilePath;
+  std::vector<std::string> Forwards{normalizedLine(
+      Lines.lineText(File, Lines.position(File, F.Message.FileOffset).first))};
+  for (const DiagnosticMessage &Note : F.Notes)
+    if (isEarlierForwardNote(Note))
+      Forwards.push_back(normalizedLine(Lines.lineText(
+          Note.FilePath, Lines.position(Note.FilePath, Note.FileOffset).first)));
+  llvm::SHA256 Hash;
+  auto Add = [&](llvm::StringRef Part) {
+    Hash.update(Part);
+    Hash.update(llvm::StringRef("\0", 1));
+  };
+  Add(F.DiagnosticName);
+  Add(workingPath(File));
+  Add(enclosingFunction(Lines.text(File), F.Message.FileOffset));
+  for (const std::string &Line : Forwards)
+    Add(Line);
+  std::array<uint8_t, 32> Digest = Hash.final();
+  return llvm::toHex(llvm::ArrayRef<uint8_t>(Digest), /*LowerCase=*/true)
+      .substr(0, 32);
+}
+
 void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
-                LineTable &Lines) {
+                LineTable &Lines, const SarifOptions &Options) {
   json::Array Results;
+  // Identical fingerprints (the same forwards twice in one function) are
+  // told apart by their order, as code scanning's own line hashes are.
+  std::map<std::string, unsigned> FingerprintCount;
   for (const ClangTidyError &F : Report.Findings) {
     json::Array Related;
     // Describe what the warning's fix does: the broadcast fix changes
     // behaviour, and its note says how.
     const DiagnosticMessage *BroadcastNote = broadcastFixNote(F);
+    const DiagnosticMessage *OnceNote = nullptr;
+    for (const DiagnosticMessage &Note : F.Notes)
+      if (llvm::StringRef(Note.Message)
+              .starts_with(tidy::MultipleForwardBeforeBackwardCheck::
+                               OncePerBackwardFixNote))
+        OnceNote = &Note;
     json::Array Fixes = sarifFixes(
         F.Message,
         BroadcastNote ? BroadcastNote->Message
+        : OnceNote    ? OnceNote->Message
                       : std::string("fuse the forwards into one call"),
         Lines);
     int Id = 1;
@@ -228,6 +446,10 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
                         {"message", json::Object{{"text", F.Message.Message}}},
                         {"locations", json::Array{sarifLocation(F.Message, Lines)}},
                         {"relatedLocations", std::move(Related)}};
+    std::string Fingerprint = findingFingerprint(F, Lines);
+    Fingerprint += ":" + std::to_string(++FingerprintCount[Fingerprint]);
+    Result["partialFingerprints"] =
+        json::Object{{"ddpguardHash/v1", std::move(Fingerprint)}};
     if (!Fixes.empty())
       Result["fixes"] = std::move(Fixes);
     Results.push_back(std::move(Result));
@@ -292,6 +514,8 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
             "DDP with `broadcast_buffers(false)` (each rank then keeps its "
             "own running statistics; synchronise them, e.g. SyncBatchNorm)."}}},
       {"defaultConfiguration", json::Object{{"level", "warning"}}}};
+  if (!Options.HelpUriBase.empty())
+    Rule["helpUri"] = Options.HelpUriBase + CheckName;
   json::Object Run{
       {"tool",
        json::Object{{"driver", json::Object{{"name", "ddpguard"},
@@ -309,6 +533,66 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
                 {"version", "2.1.0"},
                 {"runs", json::Array{std::move(Run)}}}))
      << "\n";
+}
+
+static json::Object rdPosition(unsigned Line, unsigned Column) {
+  return json::Object{{"line", Line}, {"column", Column}};
+}
+
+/// An rdjsonl location: the token at M's place (its end exclusive).
+static json::Object rdLocation(const DiagnosticMessage &M, LineTable &Lines) {
+  auto [Line, Column] = Lines.position(M.FilePath, M.FileOffset);
+  unsigned Length = tokenLength(Lines.text(M.FilePath), M.FileOffset);
+  return json::Object{
+      {"path", workingPath(M.FilePath)},
+      {"range", json::Object{{"start", rdPosition(Line, Column)},
+                             {"end", rdPosition(Line, Column + Length)}}}};
+}
+
+void writeRdjsonl(llvm::raw_ostream &OS, const RunReport &Report,
+                  LineTable &Lines) {
+  auto Write = [&](const ClangTidyError &E, const std::string &Code,
+                   bool Suggest) {
+    json::Array Related;
+    for (const DiagnosticMessage &Note : E.Notes)
+      if (!Note.FilePath.empty())
+        Related.push_back(json::Object{{"message", Note.Message},
+                                       {"location", rdLocation(Note, Lines)}});
+    // The warning's own fix (what --fix applies), where it edits the
+    // warning's file: reviewdog suggests changes to that file only.
+    json::Array Suggestions;
+    if (Suggest)
+      for (const auto &[File, Replacements] : E.Message.Fix)
+        for (const clang::tooling::Replacement &R : Replacements) {
+          std::string Path = R.getFilePath().str();
+          if (Path != E.Message.FilePath)
+            continue;
+          auto [StartLine, StartColumn] = Lines.position(Path, R.getOffset());
+          auto [EndLine, EndColumn] =
+              Lines.position(Path, R.getOffset() + R.getLength());
+          Suggestions.push_back(json::Object{
+              {"range",
+               json::Object{{"start", rdPosition(StartLine, StartColumn)},
+                            {"end", rdPosition(EndLine, EndColumn)}}},
+              {"text", R.getReplacementText().str()}});
+        }
+    json::Object Line{{"message", E.Message.Message},
+                      {"location", rdLocation(E.Message, Lines)},
+                      {"severity", "WARNING"},
+                      {"source", json::Object{{"name", "ddpguard"}}},
+                      {"code", json::Object{{"value", Code}}}};
+    if (!Suggestions.empty())
+      Line["suggestions"] = std::move(Suggestions);
+    if (!Related.empty())
+      Line["related_locations"] = std::move(Related);
+    OS << json::Value(std::move(Line)) << "\n";
+  };
+  for (const ClangTidyError &F : Report.Findings)
+    Write(F, F.DiagnosticName, /*Suggest=*/true);
+  for (const ClangTidyError &W : Report.CompilerWarnings) {
+    std::string Option = warningOption(W);
+    Write(W, Option.empty() ? W.DiagnosticName : Option, /*Suggest=*/false);
+  }
 }
 
 } // namespace ddpguard

@@ -1,4 +1,4 @@
-//===- Report.h - Findings as text, JSON or SARIF -------------------------===//
+//===- Report.h - Findings as text, JSON, SARIF or rdjsonl ----------------===//
 
 #ifndef DDPGUARD_TOOLS_REPORT_H
 #define DDPGUARD_TOOLS_REPORT_H
@@ -16,9 +16,18 @@ class LineTable {
 public:
   std::pair<unsigned, unsigned> position(const std::string &File,
                                          unsigned Offset);
+  /// The contents of File, as read for position().
+  llvm::StringRef text(const std::string &File);
+  /// Line (1-based) of File without its line break; empty past the end.
+  llvm::StringRef lineText(const std::string &File, unsigned Line);
 
 private:
-  std::map<std::string, std::vector<unsigned>> LineStarts;
+  struct FileLines {
+    std::string Text;
+    std::vector<unsigned> Starts;
+  };
+  FileLines &load(const std::string &File);
+  std::map<std::string, FileLines> Files;
 };
 
 /// A file that could not be checked, and why.
@@ -50,8 +59,37 @@ void writeText(llvm::raw_ostream &OS, const RunReport &Report,
                LineTable &Lines);
 void writeJson(llvm::raw_ostream &OS, const RunReport &Report,
                LineTable &Lines);
+struct SarifOptions {
+  /// --sarif-help-uri-base: each rule's helpUri is this followed by the rule
+  /// id; no helpUri when empty.
+  std::string HelpUriBase;
+};
+
 void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
-                LineTable &Lines);
+                LineTable &Lines, const SarifOptions &Options = {});
+/// reviewdog's Diagnostic Format as JSON lines (rdjsonl): one diagnostic a
+/// line, paths relative to the working directory.
+void writeRdjsonl(llvm::raw_ostream &OS, const RunReport &Report,
+                  LineTable &Lines);
+
+/// Path relative to the working directory when it lies below it, else the
+/// absolute path: what reviewdog and the SARIF fingerprints use.
+std::string workingPath(llvm::StringRef Path);
+
+/// The name of the function whose body holds Offset in the C++ source Text
+/// (qualified as written: 'Trainer::step'), lambdas and statements skipped;
+/// empty at namespace scope. Found with Clang's raw lexer, so comments and
+/// literals are skipped, but from the text alone: a stable label, not a
+/// semantic one.
+std::string enclosingFunction(llvm::StringRef Text, unsigned Offset);
+
+/// SARIF partialFingerprints["ddpguardHash/v1"] of a finding, without the
+/// ':n' occurrence suffix: SHA-256 of the rule id, workingPath of the file,
+/// the enclosing function's name and the whitespace-normalised text of the
+/// forward lines (the warning's and the earlier forward's), so that it
+/// survives edits elsewhere in the file and changes with the flagged code.
+std::string findingFingerprint(const clang::tidy::ClangTidyError &F,
+                               LineTable &Lines);
 
 } // namespace ddpguard
 
