@@ -11,7 +11,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 packages=(
   cmake ninja-build ccache g++ python3 python3-venv git
   llvm-19-dev libclang-19-dev clang-19 clang-tidy-19 clangd-19 llvm-19-tools
-  clang-tools-19 libclang-rt-19-dev libgrpc++-dev libprotobuf-dev
+  clang-tools-19 libclang-rt-19-dev libgrpc++-dev libprotobuf-dev neovim
   libgtest-dev libgmock-dev
 )
 

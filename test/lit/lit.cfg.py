@@ -1,5 +1,6 @@
 # lit configuration for ddpguard's checker, CLI and clangd tests.
 import os
+import shutil
 import tempfile
 import lit.formats
 
@@ -23,6 +24,8 @@ config.substitutions.append((
 config.substitutions.append((
     "%expect_exit", f"{config.python} " + os.path.join(config.test_source_root, "expect_exit.py")))
 config.substitutions.append(("%ddpguard_clangd", config.ddpguard_clangd))
+# Neovim (Debian's neovim, installed by scripts/setup.sh) as an LSP client.
+config.substitutions.append(("%nvim", shutil.which("nvim") or "nvim"))
 config.substitutions.append(("%ddpguard", config.ddpguard))
 config.substitutions.append(("%clang_tidy", config.clang_tidy))
 config.substitutions.append(("%tidy_plugin", config.tidy_plugin))
