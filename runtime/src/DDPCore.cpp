@@ -309,8 +309,14 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
 
   if (options_.hazard_detector() != HazardAction::kSilent &&
       options_.broadcast_buffers())
-    detector_ = std::make_unique<HazardDetector>(options_.hazard_detector(),
-                                                 process_group_->getRank());
+    detector_ = std::make_unique<HazardDetector>(
+        options_.hazard_detector(), process_group_->getRank(),
+        [module = std::weak_ptr<torch::nn::Module>(module_.shared_from_this())] {
+          std::vector<at::Tensor> buffers;
+          if (auto m = module.lock())
+            buffers = m->buffers(/*recurse=*/true);
+          return buffers;
+        });
 
   // PyTorch's bucketing: a small first bucket (1 MiB) so the first gradients
   // start their allreduce early, then bucket_cap_mb; reversed, because
@@ -346,11 +352,8 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
   }
   backward_observer_ = std::make_unique<BackwardObserver>(
       params,
-      [flag = grad_forward_since_backward_, detector = detector_.get(),
-       verifier = verifier_.get()] {
+      [flag = grad_forward_since_backward_, verifier = verifier_.get()] {
         flag->store(false);
-        if (detector)
-          detector->on_backward();
         if (verifier)
           verifier->on_gradient();
       },
@@ -427,7 +430,7 @@ void DDPCore::sync_buffers(const CallSite &site) {
   for (const auto &item : named)
     buffers.push_back(item.value().detach());
   if (detector_)
-    detector_->on_broadcast(site, named.keys());
+    detector_->on_broadcast(site, named.keys(), named.values());
   at::NoGradGuard no_grad;
   // PyTorch's own call: copies the broadcast result back with an in-place
   // copy_, which bumps each buffer's version counter.

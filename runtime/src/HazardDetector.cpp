@@ -1,46 +1,238 @@
 #include "HazardDetector.h"
 
+#include <c10/util/Backtrace.h>
 #include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/graph_task.h>
+#include <torch/csrc/dynamo/compiled_autograd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
+#include <unordered_set>
 
 namespace ddpguard::detail {
 
-struct HazardDetector::Hazard {
-  HazardAction action;
-  int rank;
-  CallSite first;
-  std::vector<CallSite> clobbering;
-  std::vector<std::string> buffers;
-  std::mutex mutex;
-  bool reported = false;
+namespace {
 
-  std::string message() {
+using torch::autograd::Node;
+
+// A buffer a broadcast overwrote after the recorded forward.
+struct ClobberedBuffer {
+  std::string name;
+  at::Tensor tensor; // the module's buffer
+  uint32_t version_before = 0; // before the first broadcast after the forward
+};
+
+std::string where(const CallSite &s) {
+  std::ostringstream w;
+  w << s.file << ":" << s.line;
+  if (s.function && *s.function)
+    w << " (in " << s.function << ")";
+  return w.str();
+}
+
+bool same_site(const CallSite &a, const CallSite &b) {
+  return a.line == b.line && std::strcmp(a.file, b.file) == 0;
+}
+
+// One node of the graph, unpacked by compiled autograd's visitor: every saved
+// variable goes through SavedVariable::unpack, which applies autograd's
+// version check exactly as the node's own backward would.
+enum class Probe { kClean, kStale, kFreed, kUninspectable };
+struct ProbeResult {
+  Probe kind = Probe::kClean;
+  std::string message;
+  std::vector<at::Tensor> unpacked; // the node's tensors, up to a failure
+};
+
+ProbeResult probe(const std::shared_ptr<Node> &node) {
+  namespace ca = torch::dynamo::autograd;
+  ca::AutogradCompilerCall call(ca::SizeInput::STATIC);
+  ca::NodeCall node_call(0, node);
+  ProbeResult result;
+  try {
+    ca::CompiledNodeArgs args(call, node_call);
+    node->compiled_args(args);
+  } catch (const c10::NotImplementedError &e) {
+    result.kind = Probe::kUninspectable;
+    result.message = e.what_without_backtrace();
+  } catch (const c10::Error &e) {
+    result.message = e.what_without_backtrace();
+    if (result.message.find("modified by an inplace operation") !=
+        std::string::npos)
+      result.kind = Probe::kStale;
+    else if (result.message.find("backward through the graph a second time") !=
+             std::string::npos)
+      result.kind = Probe::kFreed;
+    else
+      result.kind = Probe::kUninspectable;
+  } catch (const std::exception &e) {
+    result.kind = Probe::kUninspectable;
+    result.message = e.what();
+  }
+  result.unpacked = std::move(call.tensor_args.inputs);
+  return result;
+}
+
+// Puts the clobbered buffers' version counters back to their values before
+// the broadcast for the lifetime of the guard (one re-probe of one node, on
+// the backward's thread), then restores them.
+class VersionRollback {
+public:
+  explicit VersionRollback(const std::vector<ClobberedBuffer> &buffers) {
+    for (const auto &b : buffers) {
+      c10::VariableVersion counter = b.tensor.unsafeGetTensorImpl()->version_counter();
+      if (!counter.enabled())
+        continue;
+      const uint32_t now = counter.current_version();
+      if (now == b.version_before)
+        continue;
+      counter.set_version(b.version_before);
+      restore_.emplace_back(std::move(counter), now);
+    }
+  }
+  ~VersionRollback() {
+    for (auto it = restore_.rbegin(); it != restore_.rend(); ++it)
+      it->first.set_version(it->second);
+  }
+  VersionRollback(const VersionRollback &) = delete;
+  VersionRollback &operator=(const VersionRollback &) = delete;
+
+private:
+  std::vector<std::pair<c10::VariableVersion, uint32_t>> restore_;
+};
+
+struct Finding {
+  std::string node;                 // the node autograd will reject
+  std::vector<std::string> buffers; // the clobbered buffers it saved
+};
+
+struct Inspection {
+  std::vector<Finding> stale;             // the backward fails on these
+  std::vector<std::string> uninspectable; // reported conservatively
+  bool hazard() const { return !stale.empty() || !uninspectable.empty(); }
+};
+
+// Every node the current backward will execute from `root` on.
+Inspection inspect(const std::shared_ptr<Node> &root,
+                   const std::vector<ClobberedBuffer> &buffers) {
+  Inspection out;
+  // Empty for backward() without inputs: every reachable node runs.
+  // Otherwise (autograd::grad, backward(inputs=...)) only the needed ones.
+  const auto *exec_info = torch::autograd::get_current_graph_task_exec_info();
+  const bool filtered = exec_info && !exec_info->empty();
+  std::vector<std::shared_ptr<Node>> stack{root};
+  std::unordered_set<const Node *> seen{root.get()};
+  while (!stack.empty()) {
+    auto node = std::move(stack.back());
+    stack.pop_back();
+    if (filtered) {
+      auto it = exec_info->find(node.get());
+      if (it == exec_info->end() || !it->second.needed_)
+        continue;
+    }
+    ProbeResult first = probe(node);
+    if (first.kind == Probe::kStale) {
+      Finding finding{node->name(), {}};
+      VersionRollback rollback(buffers);
+      ProbeResult again = probe(node);
+      // Clean once the broadcast is undone: the broadcast is why it fails.
+      if (again.kind == Probe::kClean)
+        for (const auto &b : buffers)
+          for (const auto &t : again.unpacked)
+            if (t.defined() && t.has_storage() && t.is_alias_of(b.tensor) &&
+                t._version() == b.version_before) {
+              finding.buffers.push_back(b.name);
+              break;
+            }
+      if (!finding.buffers.empty())
+        out.stale.push_back(std::move(finding));
+    } else if (first.kind == Probe::kUninspectable) {
+      out.uninspectable.push_back(node->name() + " (" + first.message + ")");
+    }
+    for (const auto &edge : node->next_edges())
+      if (edge.function && seen.insert(edge.function.get()).second)
+        stack.push_back(edge.function);
+  }
+  return out;
+}
+
+// The first frame of the backward's caller outside PyTorch, the C++ runtime
+// and this library (function name and binary; no line numbers without debug
+// information). Only computed for a report.
+std::string caller_frame() {
+  std::istringstream frames(c10::get_backtrace(/*frames_to_skip=*/1,
+                                               /*maximum_number_of_frames=*/64,
+                                               /*skip_python_frames=*/true));
+  static const char *const kInternal[] = {
+      "libtorch", "libc10", "libc.so", "libstdc++", "ddpguard::detail",
+      "ddpguard::DistributedDataParallel", "torch::autograd", "c10::",
+      "at::", "std::", "HazardPreHook", "get_backtrace", "caller_frame"};
+  for (std::string line; std::getline(frames, line);) {
+    if (line.find("frame #") == std::string::npos)
+      continue;
+    bool internal = false;
+    for (const char *k : kInternal)
+      internal = internal || line.find(k) != std::string::npos;
+    if (!internal) {
+      auto colon = line.find(": ");
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "";
+}
+
+
+// What one recorded graph (a forward's, or a gradient graph built from one
+// by a create_graph backward) has seen since it was built.
+struct Watch {
+  CallSite site;              // the forward
+  bool gradient_graph = false; // built by a create_graph backward from it
+  std::mutex mutex;
+  std::vector<CallSite> clobbering;     // broadcasting forwards since
+  std::vector<ClobberedBuffer> buffers; // what they overwrote
+  bool reported = false;
+  std::unordered_set<const Node *> post_hooked; // see GradientGraphHook
+
+  std::string message(int rank, const Inspection &found,
+                      const std::string &root, const std::string &caller) const {
     std::ostringstream os;
-    auto where = [](const CallSite &s) {
-      std::ostringstream w;
-      w << s.file << ":" << s.line;
-      if (s.function && *s.function)
-        w << " (in " << s.function << ")";
-      return w.str();
-    };
     os << "ddpguard: DistributedDataParallel hazard on rank " << rank
        << ": several forwards before one backward.\n"
-       << "  forward at " << where(first)
-       << " ran with grad mode on; its graph saved module buffers for backward.\n";
+       << "  forward at " << where(site) << " ran with grad mode on; its "
+       << (gradient_graph ? "gradient graph (built by a backward with "
+                            "create_graph) "
+                          : "graph ")
+       << "saved module buffers for backward:\n";
+    for (const auto &f : found.stale) {
+      os << "   ";
+      for (const auto &b : f.buffers)
+        os << " " << b;
+      os << " (saved by " << f.node << ")\n";
+    }
     for (const auto &c : clobbering)
       os << "  forward at " << where(c)
          << " then broadcast the buffers from rank 0 in place "
-            "(broadcast_buffers=true), bumping their version counters:\n";
-    os << "   ";
-    for (const auto &b : buffers)
-      os << " " << b;
-    os << "\n  This backward traverses the graph of the forward at "
-       << first.file << ":" << first.line
-       << ", so autograd rejects it (\"one of the variables needed for gradient "
-          "computation has been modified by an inplace operation\").\n"
+            "(broadcast_buffers=true), bumping their version counters.\n";
+    if (!found.uninspectable.empty()) {
+      os << "  ddpguard could not inspect the saved tensors of these nodes of "
+            "that graph, so it reports conservatively (autograd may accept "
+            "this backward):\n";
+      for (const auto &n : found.uninspectable)
+        os << "    " << n << "\n";
+    }
+    os << "  This backward";
+    if (!caller.empty())
+      os << " (called from " << caller << ")";
+    os << " traverses the " << (gradient_graph ? "gradient graph" : "graph")
+       << " of the forward at " << site.file << ":" << site.line
+       << " (entering at its output node " << root << ")";
+    if (!found.stale.empty())
+      os << ", so autograd rejects it at " << found.stale.front().node
+         << " (\"one of the variables needed for gradient computation has "
+            "been modified by an inplace operation\")";
+    os << ".\n"
        << "  Fixes:\n"
        << "    1. DDPOptions().broadcast_buffers(false): buffers are no longer "
           "synchronised; each rank keeps its own running statistics;\n"
@@ -53,6 +245,31 @@ struct HazardDetector::Hazard {
   }
 };
 
+struct Record {
+  std::shared_ptr<Watch> watch;
+  std::vector<std::weak_ptr<Node>> roots;
+};
+
+} // namespace
+
+struct HazardDetector::Shared {
+  HazardAction action;
+  int rank;
+  std::function<std::vector<at::Tensor>()> module_buffers;
+  std::mutex mutex;
+  std::vector<Record> records;
+
+  // Records `roots` (output nodes of a forward, or of a gradient graph) with
+  // a pre-hook on each.
+  void watch(const std::shared_ptr<Shared> &self, std::vector<std::shared_ptr<Node>> roots,
+             const CallSite &site, bool gradient_graph);
+  // A create_graph backward is about to run `root`'s graph: put a post-hook
+  // on the nodes it will run that saved module buffers.
+  void on_create_graph(const std::shared_ptr<Shared> &self,
+                       const std::shared_ptr<Node> &root,
+                       const std::shared_ptr<Watch> &watch);
+};
+
 namespace {
 
 std::mutex latest_report_mutex;
@@ -63,22 +280,35 @@ void remember_report(const std::string &report) {
   latest_report = report;
 }
 
-class HazardPreHook : public torch::autograd::FunctionPreHook {
+// On a recorded output node: runs whenever a backward is about to run it.
+class OutputNodeHook : public torch::autograd::FunctionPreHook {
 public:
-  explicit HazardPreHook(std::shared_ptr<HazardDetector::Hazard> hazard)
-      : hazard_(std::move(hazard)) {}
+  OutputNodeHook(std::weak_ptr<HazardDetector::Shared> shared,
+                 std::shared_ptr<Watch> watch, const std::shared_ptr<Node> &root)
+      : shared_(std::move(shared)), watch_(std::move(watch)), root_(root) {}
   torch::autograd::variable_list
   operator()(const torch::autograd::variable_list &grads) override {
+    auto root = root_.lock();
+    auto shared = shared_.lock();
+    if (!root || !shared)
+      return grads;
+    if (at::GradMode::is_enabled()) // create_graph
+      shared->on_create_graph(shared, root, watch_);
     std::string message;
     {
-      std::lock_guard<std::mutex> lock(hazard_->mutex);
-      if (hazard_->action == HazardAction::kWarn && hazard_->reported)
+      std::lock_guard<std::mutex> lock(watch_->mutex);
+      if (watch_->clobbering.empty())
+        return grads; // no broadcast since this graph was built
+      if (shared->action == HazardAction::kWarn && watch_->reported)
         return grads;
-      hazard_->reported = true;
-      message = hazard_->message();
+      const Inspection found = inspect(root, watch_->buffers);
+      if (!found.hazard())
+        return grads;
+      watch_->reported = true;
+      message = watch_->message(shared->rank, found, root->name(), caller_frame());
     }
     remember_report(message);
-    if (hazard_->action == HazardAction::kThrow)
+    if (shared->action == HazardAction::kThrow)
       throw HazardError(message);
     std::fputs(message.c_str(), stderr);
     std::fflush(stderr);
@@ -86,62 +316,148 @@ public:
   }
 
 private:
-  std::shared_ptr<HazardDetector::Hazard> hazard_;
+  std::weak_ptr<HazardDetector::Shared> shared_;
+  std::shared_ptr<Watch> watch_;
+  std::weak_ptr<Node> root_; // the node owns this hook
 };
+
+// On a node that saved module buffers, during a create_graph backward: the
+// gradients it produces carry new nodes (its double backward) that may save
+// the same buffers; they are recorded as the outputs of a gradient graph.
+class GradientGraphHook : public torch::autograd::FunctionPostHook {
+public:
+  GradientGraphHook(std::weak_ptr<HazardDetector::Shared> shared, CallSite site)
+      : shared_(std::move(shared)), site_(site) {}
+  torch::autograd::variable_list
+  operator()(const torch::autograd::variable_list &outputs,
+             const torch::autograd::variable_list & /*inputs*/) override {
+    auto shared = shared_.lock();
+    if (!shared || !at::GradMode::is_enabled())
+      return outputs;
+    std::vector<std::shared_ptr<Node>> roots;
+    for (const auto &out : outputs)
+      if (out.defined())
+        if (auto fn = out.grad_fn())
+          roots.push_back(std::move(fn));
+    if (!roots.empty())
+      shared->watch(shared, std::move(roots), site_, /*gradient_graph=*/true);
+    return outputs;
+  }
+
+private:
+  std::weak_ptr<HazardDetector::Shared> shared_;
+  CallSite site_;
+};
+
+template <typename Records> void drop_expired(Records &records) {
+  records.erase(std::remove_if(records.begin(), records.end(),
+                               [](const auto &r) {
+                                 for (const auto &root : r.roots)
+                                   if (!root.expired())
+                                     return false;
+                                 return true;
+                               }),
+                records.end());
+}
 
 } // namespace
 
-HazardDetector::HazardDetector(HazardAction action, int rank)
-    : action_(action), rank_(rank) {}
-
-void HazardDetector::on_grad_forward(const std::vector<at::Tensor> &outputs,
-                                     const CallSite &site) {
-  Record record{site, {}, nullptr};
-  for (const auto &out : outputs)
-    if (auto fn = out.grad_fn())
-      record.roots.push_back(fn);
-  if (record.roots.empty())
-    return;
-  std::lock_guard<std::mutex> lock(mutex_);
+void HazardDetector::Shared::watch(const std::shared_ptr<Shared> &self,
+                                   std::vector<std::shared_ptr<Node>> roots,
+                                   const CallSite &site, bool gradient_graph) {
+  auto w = std::make_shared<Watch>();
+  w->site = site;
+  w->gradient_graph = gradient_graph;
+  Record record{w, {}};
+  for (auto &node : roots) {
+    node->add_pre_hook(std::make_unique<OutputNodeHook>(self, w, node));
+    record.roots.push_back(node);
+  }
+  std::lock_guard<std::mutex> lock(mutex);
   // Records whose graphs are gone can never be traversed again.
-  records_.erase(std::remove_if(records_.begin(), records_.end(),
-                                [](const Record &r) {
-                                  for (const auto &root : r.roots)
-                                    if (!root.expired())
-                                      return false;
-                                  return true;
-                                }),
-                 records_.end());
-  records_.push_back(std::move(record));
+  drop_expired(records);
+  records.push_back(std::move(record));
 }
 
-void HazardDetector::on_broadcast(const CallSite &site,
-                                  std::vector<std::string> buffers) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (auto &record : records_) {
-    std::vector<std::shared_ptr<torch::autograd::Node>> alive;
-    for (const auto &root : record.roots)
-      if (auto node = root.lock())
-        alive.push_back(std::move(node));
-    if (alive.empty())
-      continue; // outputs dropped: nothing can backward through that graph
-    if (!record.hazard) {
-      record.hazard = std::make_shared<Hazard>();
-      record.hazard->action = action_;
-      record.hazard->rank = rank_;
-      record.hazard->first = record.site;
-      record.hazard->buffers = buffers;
-      for (auto &node : alive)
-        node->add_pre_hook(std::make_unique<HazardPreHook>(record.hazard));
+void HazardDetector::Shared::on_create_graph(const std::shared_ptr<Shared> &self,
+                                             const std::shared_ptr<Node> &root,
+                                             const std::shared_ptr<Watch> &watch) {
+  const std::vector<at::Tensor> buffers = module_buffers();
+  if (buffers.empty())
+    return;
+  const auto *exec_info = torch::autograd::get_current_graph_task_exec_info();
+  const bool filtered = exec_info && !exec_info->empty();
+  std::vector<std::shared_ptr<Node>> stack{root};
+  std::unordered_set<const Node *> seen{root.get()};
+  while (!stack.empty()) {
+    auto node = std::move(stack.back());
+    stack.pop_back();
+    if (filtered) {
+      auto it = exec_info->find(node.get());
+      if (it == exec_info->end() || !it->second.needed_)
+        continue;
     }
-    std::lock_guard<std::mutex> hazard_lock(record.hazard->mutex);
-    record.hazard->clobbering.push_back(site);
+    const ProbeResult saved = probe(node);
+    const bool saves_buffer = std::any_of(
+        saved.unpacked.begin(), saved.unpacked.end(), [&](const at::Tensor &t) {
+          return t.defined() && t.has_storage() &&
+                 std::any_of(buffers.begin(), buffers.end(),
+                             [&](const at::Tensor &b) {
+                               return b.has_storage() && t.is_alias_of(b);
+                             });
+        });
+    if (saves_buffer) {
+      std::lock_guard<std::mutex> lock(watch->mutex);
+      if (watch->post_hooked.insert(node.get()).second)
+        node->add_post_hook(std::make_unique<GradientGraphHook>(self, watch->site));
+    }
+    for (const auto &edge : node->next_edges())
+      if (edge.function && seen.insert(edge.function.get()).second)
+        stack.push_back(edge.function);
   }
 }
 
-void HazardDetector::on_backward() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  records_.clear();
+HazardDetector::HazardDetector(HazardAction action, int rank,
+                               std::function<std::vector<at::Tensor>()> buffers)
+    : shared_(std::make_shared<Shared>()) {
+  shared_->action = action;
+  shared_->rank = rank;
+  shared_->module_buffers = std::move(buffers);
+}
+
+void HazardDetector::on_grad_forward(const std::vector<at::Tensor> &outputs,
+                                     const CallSite &site) {
+  std::vector<std::shared_ptr<Node>> roots;
+  for (const auto &out : outputs)
+    if (auto fn = out.grad_fn())
+      roots.push_back(std::move(fn));
+  if (!roots.empty())
+    shared_->watch(shared_, std::move(roots), site, /*gradient_graph=*/false);
+}
+
+void HazardDetector::on_broadcast(const CallSite &site,
+                                  const std::vector<std::string> &names,
+                                  const std::vector<at::Tensor> &buffers) {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  drop_expired(shared_->records);
+  for (auto &record : shared_->records) {
+    Watch &watch = *record.watch;
+    std::lock_guard<std::mutex> watch_lock(watch.mutex);
+    if (std::none_of(watch.clobbering.begin(), watch.clobbering.end(),
+                     [&](const CallSite &c) { return same_site(c, site); }))
+      watch.clobbering.push_back(site);
+    for (size_t i = 0; i < buffers.size() && i < names.size(); ++i) {
+      const auto *impl = buffers[i].unsafeGetTensorImpl();
+      if (std::any_of(watch.buffers.begin(), watch.buffers.end(),
+                      [&](const ClobberedBuffer &b) {
+                        return b.tensor.unsafeGetTensorImpl() == impl;
+                      }))
+        continue; // keep the version from before the first broadcast
+      const auto &counter = impl->version_counter();
+      watch.buffers.push_back({names[i], buffers[i],
+                               counter.enabled() ? counter.current_version() : 0u});
+    }
+  }
 }
 
 } // namespace ddpguard::detail

@@ -1,17 +1,36 @@
-// Reports "several forwards before one backward" before autograd fails.
+// Reports "several forwards before one backward" before autograd fails, and
+// only when autograd will fail because a buffer saved for backward was
+// overwritten by a buffer broadcast.
 //
 // A grad-mode forward is recorded with the autograd nodes of its outputs
 // (weakly). When a later forward broadcasts buffers, every recorded forward
-// whose graph is still alive gets a pre-hook on its output nodes. The hook runs
-// only if a backward (or autograd::grad) actually traverses that graph, right
-// before the node whose saved buffers fail the version check, so it fires on
-// exactly the error rows of the ground-truth table (docs/ground-truth.md) and never on the ok rows.
+// whose graph is still alive gets a pre-hook on its output nodes, and the
+// record notes the broadcast buffers with their versions before the
+// broadcast. Records live as long as their graphs (a graph kept by
+// retain_graph or create_graph can be traversed again after a backward).
+// The hook runs only if a backward (or autograd::grad) actually traverses that
+// graph. It then inspects the graph the engine is about to execute: every node
+// reachable from the output node that the backward will run has its saved
+// variables unpacked by compiled autograd's visitor (Node::compiled_args),
+// which applies autograd's own version check. A node whose check fails, and
+// passes once the broadcast buffers' version counters are put back to their
+// values before the broadcast, is one the backward will fail on because of
+// the broadcast: that is a hazard, named with the buffers it saved. Every other
+// outcome (the graph is clean, was freed, or fails for another reason) is not
+// reported. A node that cannot be inspected is reported, naming it.
+//
+// A backward with create_graph through a recorded graph builds a gradient
+// graph whose nodes can save the same buffers (BatchNorm's double backward
+// saves the running statistics). The output-node hook sees such a backward
+// and puts a post-hook on the nodes that saved module buffers; their new
+// gradient nodes are recorded like a forward's outputs.
 #pragma once
 
 #include <ddpguard/runtime/DistributedDataParallel.h>
 
 #include <torch/csrc/autograd/function.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,27 +40,22 @@ namespace ddpguard::detail {
 
 class HazardDetector {
 public:
-  HazardDetector(HazardAction action, int rank);
+  // `buffers` returns the module's buffers (only called when a create_graph
+  // backward traverses a recorded graph).
+  HazardDetector(HazardAction action, int rank,
+                 std::function<std::vector<at::Tensor>()> buffers);
 
   void on_grad_forward(const std::vector<at::Tensor> &outputs,
                        const CallSite &site);
-  void on_broadcast(const CallSite &site, std::vector<std::string> buffers);
-  // A backward reached the parameters: earlier graphs were consumed.
-  void on_backward();
+  // Called before the broadcast overwrites `buffers` (the module's own
+  // tensors, named by `names`).
+  void on_broadcast(const CallSite &site, const std::vector<std::string> &names,
+                    const std::vector<at::Tensor> &buffers);
 
-  struct Hazard;
+  struct Shared; // outlives the detector while hooks of live graphs use it
 
 private:
-  struct Record {
-    CallSite site;
-    std::vector<std::weak_ptr<torch::autograd::Node>> roots;
-    std::shared_ptr<Hazard> hazard; // set once a broadcast clobbered it
-  };
-
-  HazardAction action_;
-  int rank_;
-  std::mutex mutex_;
-  std::vector<Record> records_;
+  std::shared_ptr<Shared> shared_;
 };
 
 } // namespace ddpguard::detail
