@@ -1,8 +1,14 @@
-//===- BroadcastFix.cpp - broadcast_buffers(false) at the construction ----===//
+//===- BroadcastFix.cpp - Options set at the DDP construction -------------===//
+//
+// broadcast_buffers(false), or the once-per-backward buffer policy, set where
+// the DDP object is constructed: one helper per construction form.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Fixes.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace clang;
 using namespace ddpguard::clangfe;
@@ -28,12 +34,12 @@ static SourceLocation afterToken(SourceLocation Loc, const ASTContext &Context) 
                                     Context.getLangOpts());
 }
 
-/// Appends `.setter(false)` to an options expression, parenthesised unless it
+/// Appends `.Setter(Value)` to an options expression, parenthesised unless it
 /// is already a postfix expression.
 static FixOutcome appendSetter(const Expr *Options, StringRef Setter,
-                               const ASTContext &Context) {
+                               StringRef Value, const ASTContext &Context) {
   const Expr *Written = Options->IgnoreImplicit();
-  std::string Call = (".") + Setter.str() + "(false)";
+  std::string Call = ("." + Setter + "(" + Value + ")").str();
   FixOutcome Outcome;
   if (isa<CallExpr, CXXConstructExpr, DeclRefExpr, MemberExpr, ParenExpr,
           CXXFunctionalCastExpr>(Written)) {
@@ -56,16 +62,38 @@ static unsigned writtenArgs(llvm::ArrayRef<const Expr *> Args) {
 }
 
 /// Inserts `, Text` after the last written constructor argument, when the
-/// new argument lands at Index.
+/// new argument lands at Index. What names the option for the reason.
 static FixOutcome appendArgument(const Construction &C, unsigned Index,
-                                 StringRef Text, const ASTContext &Context) {
+                                 StringRef Text, const ASTContext &Context,
+                                 StringRef What = "broadcast_buffers") {
   if (writtenArgs(C.Args) != Index || Index == 0)
-    return reason("the construction does not pass the arguments before "
-                  "'broadcast_buffers'");
+    return reason(("the construction does not pass the arguments before '" +
+                   What + "'")
+                      .str());
   FixOutcome Outcome;
   Outcome.Hints.push_back(FixItHint::CreateInsertion(
       afterToken(C.Args[Index - 1]->getEndLoc(), Context), (", " + Text).str()));
   return Outcome;
+}
+
+/// The initialiser of the options variable when it is a fresh options
+/// chain written after `=` (`auto o = Options().a(1);`), which a setter may
+/// extend; never a copy of another object nor the variable's own
+/// construction (`Options o;`, `Options o{}`).
+static const Expr *freshOptionsInit(const Construction &C,
+                                    const ASTContext &Context) {
+  const VarDecl *Var = C.OptionsVar;
+  if (!Var || !Var->getInit() || isa<ParmVarDecl>(Var) ||
+      Var->getType()->isReferenceType())
+    return nullptr;
+  const Expr *Init = skipImplicit(Var->getInit());
+  if (!Context.getSourceManager().isBeforeInTranslationUnit(
+          Var->getLocation(), Init->getBeginLoc()))
+    return nullptr;
+  const Expr *Chain = Init;
+  while (const auto *Call = dyn_cast<CXXMemberCallExpr>(Chain))
+    Chain = skipImplicit(Call->getImplicitObjectArgument());
+  return isa<CXXConstructExpr>(Chain) ? Init : nullptr;
 }
 
 static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
@@ -98,18 +126,11 @@ static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
 
   switch (Setting.SettingKind) {
   case BroadcastSetting::Kind::OptionBuilder: {
-    if (C.OptionsVar && C.OptionsVar->getInit() &&
-        !isa<ParmVarDecl>(C.OptionsVar)) {
-      const Expr *Init = skipImplicit(C.OptionsVar->getInit());
-      // Extend a fresh options chain; never mutate a copied-from object.
-      const Expr *Chain = Init;
-      while (const auto *Call = dyn_cast<CXXMemberCallExpr>(Chain))
-        Chain = skipImplicit(Call->getImplicitObjectArgument());
-      if (isa<CXXConstructExpr>(Chain))
-        return appendSetter(Init, Setting.Setter, Context);
-    }
+    // Extend a fresh options chain; never mutate a copied-from object.
+    if (const Expr *Init = freshOptionsInit(C, Context))
+      return appendSetter(Init, Setting.Setter, "false", Context);
     if (C.Options)
-      return appendSetter(C.Options, Setting.Setter, Context);
+      return appendSetter(C.Options, Setting.Setter, "false", Context);
     return appendArgument(C, Setting.Argument,
                           Setting.OptionsType + "()." + Setting.Setter +
                               "(false)",
@@ -137,6 +158,129 @@ static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
   }
   }
   return reason("unsupported rule");
+}
+
+static FixOutcome makeOncePerBackwardFixAnywhere(const Construction &C,
+                                                 ASTContext &Context) {
+  const WrapperRule &Rule = *C.Rule;
+  const OncePerBackwardSetting &Policy = Rule.OncePerBackward;
+  const BroadcastSetting &Setting = Rule.Broadcast;
+  std::string Name = C.Object->getNameAsString();
+  if (!Policy.available() ||
+      Setting.SettingKind != BroadcastSetting::Kind::OptionBuilder)
+    return reason("'" + Rule.Type +
+                  "' has no once-per-backward buffer policy (its rule in '" +
+                  Rule.SourceFile + "' has no 'once-per-backward')");
+  if (!C.Expr)
+    return reason("the construction of '" + Name + "' is not visible here");
+  if (C.Expr->getBeginLoc().isMacroID() ||
+      (C.Options && C.Options->getBeginLoc().isMacroID()))
+    return reason("the construction of '" + Name + "' is in a macro expansion");
+
+  if (const Expr *Init = freshOptionsInit(C, Context))
+    return appendSetter(Init, Policy.Setter, Policy.Value, Context);
+  if (C.Options) {
+    // A parameter, a reference or a const object is not ours to change, and
+    // may be const: set the policy on a copy.
+    const auto *Ref = dyn_cast<DeclRefExpr>(C.Options->IgnoreImplicit());
+    const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+    if (Var && (isa<ParmVarDecl>(Var) || Var->getType()->isReferenceType() ||
+                Var->getType().isConstQualified())) {
+      FixOutcome Outcome;
+      Outcome.Hints.push_back(FixItHint::CreateInsertion(
+          Ref->getBeginLoc(), Setting.OptionsType + "("));
+      Outcome.Hints.push_back(FixItHint::CreateInsertion(
+          afterToken(Ref->getEndLoc(), Context),
+          ")." + Policy.Setter + "(" + Policy.Value + ")"));
+      return Outcome;
+    }
+    return appendSetter(C.Options, Policy.Setter, Policy.Value, Context);
+  }
+  return appendArgument(C, Setting.Argument,
+                        Setting.OptionsType + "()." + Policy.Setter + "(" +
+                            Policy.Value + ")",
+                        Context, Policy.Setter);
+}
+
+FixOutcome makeOncePerBackwardFix(const Construction &C, ASTContext &Context) {
+  FixOutcome Outcome = makeOncePerBackwardFixAnywhere(C, Context);
+  if (!Outcome.applies())
+    return Outcome;
+  return requireFileLocations(std::move(Outcome),
+                              "the construction of '" +
+                                  C.Object->getNameAsString() +
+                                  "' is in a macro expansion");
+}
+
+static StringRef nameOf(const NamedDecl *D) {
+  return D && D->getIdentifier() ? D->getName() : StringRef();
+}
+
+/// E is the rule's once-per-backward enumerator (or a constant of that
+/// value).
+static bool isOncePerBackward(const Expr *E, const OncePerBackwardSetting &Policy,
+                              const ASTContext &Context) {
+  if (!E || E->isValueDependent())
+    return false;
+  const auto *Enum = E->IgnoreImplicit()->getType()->getAs<EnumType>();
+  Expr::EvalResult Value;
+  if (!Enum || !E->EvaluateAsInt(Value, Context))
+    return false;
+  StringRef Wanted = StringRef(Policy.Value).ltrim(':');
+  for (const EnumConstantDecl *Constant : Enum->getDecl()->enumerators())
+    if (llvm::APSInt::isSameValue(Constant->getInitVal(), Value.Val.getInt()))
+      return Constant->getQualifiedNameAsString() == Wanted;
+  return false;
+}
+
+bool setsOncePerBackward(const Construction &C, const ASTContext &Context) {
+  if (!C.Rule || !C.Rule->OncePerBackward.available() || !C.Options ||
+      !C.Expr)
+    return false;
+  const OncePerBackwardSetting &Policy = C.Rule->OncePerBackward;
+  const SourceManager &SM = Context.getSourceManager();
+  const Expr *E = skipImplicit(C.Options);
+  // Follow the options as the frontend follows broadcast_buffers: setters of
+  // a chain, then the last setter called on an options variable before the
+  // construction, then the variable's initialiser.
+  llvm::SmallPtrSet<const VarDecl *, 4> Seen;
+  while (E) {
+    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E)) {
+      if (nameOf(Call->getMethodDecl()) == Policy.Setter &&
+          Call->getNumArgs() == 1)
+        return isOncePerBackward(Call->getArg(0), Policy, Context);
+      E = skipImplicit(Call->getImplicitObjectArgument());
+      continue;
+    }
+    const auto *Ref = dyn_cast<DeclRefExpr>(E);
+    const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+    if (!Var || !Seen.insert(Var).second)
+      return false;
+    const CXXMemberCallExpr *Last = nullptr;
+    const auto *Function =
+        dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod());
+    forEachStmt(Function ? Function->getBody() : nullptr, [&](const Stmt *S) {
+      const auto *Call = dyn_cast<CXXMemberCallExpr>(S);
+      if (!Call || nameOf(Call->getMethodDecl()) != Policy.Setter ||
+          Call->getNumArgs() != 1)
+        return;
+      const auto *On = dyn_cast<DeclRefExpr>(
+          skipImplicit(Call->getImplicitObjectArgument()));
+      if (On && On->getDecl() == Var &&
+          SM.isBeforeInTranslationUnit(Call->getBeginLoc(),
+                                       C.Expr->getBeginLoc()) &&
+          !(Var->getInit() &&
+            !SM.isBeforeInTranslationUnit(Var->getInit()->getEndLoc(),
+                                          Call->getBeginLoc())))
+        Last = Call;
+    });
+    if (Last)
+      return isOncePerBackward(Last->getArg(0), Policy, Context);
+    if (isa<ParmVarDecl>(Var) || !Var->getInit())
+      return false;
+    E = skipImplicit(Var->getInit());
+  }
+  return false;
 }
 
 } // namespace fix

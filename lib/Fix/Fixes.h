@@ -2,7 +2,9 @@
 //
 // broadcast: set broadcast_buffers to false where the DDP object is
 // constructed, as its rule says. fuse: replace consecutive forwards on one
-// DDP object by one call to the rule's fused forward.
+// DDP object by one call to the rule's fused forward, its arguments hoisted
+// into locals in their original order. once-per-backward: set the rule's
+// once-per-backward buffer policy where the DDP object is constructed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 #include "Frontend/TranslationUnitAnalysis.h"
 #include "clang/Basic/Diagnostic.h"
 #include "llvm/ADT/DenseSet.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,20 @@ inline FixOutcome requireFileLocations(FixOutcome Outcome, std::string Reason) {
 FixOutcome makeBroadcastFix(const clangfe::Construction &C,
                             clang::ASTContext &Context);
 
+/// Sets the rule's once-per-backward buffer policy at the construction, with
+/// the forms of makeBroadcastFix; no fix, and why, when the rule has no such
+/// policy.
+FixOutcome makeOncePerBackwardFix(const clangfe::Construction &C,
+                                  clang::ASTContext &Context);
+
+/// The construction provably sets the rule's once-per-backward policy: the
+/// buffers are broadcast only on the first forward after a backward, so
+/// several forwards before one backward are no hazard.
+bool setsOncePerBackward(const clangfe::Construction &C,
+                         const clang::ASTContext &Context);
+
+struct ForwardStatement;
+
 /// Makes fuse fixes; indexes each function's statement blocks once, so that
 /// many findings in one long function stay cheap.
 class FuseFixer {
@@ -59,11 +76,22 @@ private:
     unsigned Index;
   };
   void index(const clang::FunctionDecl *Function);
+  FixOutcome fuse(llvm::ArrayRef<ForwardStatement> Run, const WrapperRule &Rule,
+                  const clang::FunctionDecl *Function);
+  /// Stem_N, an identifier the translation unit does not spell yet, N
+  /// counting per function from 1.
+  std::string freshName(const clang::FunctionDecl *Function,
+                        llvm::StringRef Stem);
 
   clangfe::DDPObjects &Objects;
   clang::ASTContext &Context;
   llvm::DenseSet<const clang::FunctionDecl *> Indexed;
   llvm::DenseMap<const clang::Expr *, Position> Positions;
+  /// The fix of each run of forwards, by its first forward: made once, so
+  /// that the warnings of one run share its names.
+  llvm::DenseMap<const clang::Expr *, FixOutcome> Made;
+  std::map<std::pair<const clang::FunctionDecl *, std::string>, unsigned>
+      NextName;
 };
 
 } // namespace fix

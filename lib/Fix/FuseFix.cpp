@@ -11,7 +11,6 @@ using namespace ddpguard::clangfe;
 
 namespace ddpguard {
 namespace fix {
-namespace {
 
 /// One statement that stores one forward's output: `auto o = D(x);` or
 /// `o = D(x);`.
@@ -22,6 +21,8 @@ struct ForwardStatement {
   ForwardCall Forward;
 };
 
+namespace {
+
 std::optional<ForwardStatement> asForwardStatement(const Stmt *S,
                                                    DDPObjects &Objects) {
   ForwardStatement Result;
@@ -31,7 +32,7 @@ std::optional<ForwardStatement> asForwardStatement(const Stmt *S,
     const auto *Var =
         Decl->isSingleDecl() ? dyn_cast<VarDecl>(Decl->getSingleDecl()) : nullptr;
     if (!Var || !Var->getInit() || Var->getType()->isReferenceType() ||
-        isa<DecompositionDecl>(Var))
+        isa<DecompositionDecl>(Var) || !Var->hasLocalStorage())
       return std::nullopt;
     Result.Output = Var;
     Result.IsDeclaration = true;
@@ -113,23 +114,85 @@ std::string unspellable(llvm::StringRef What, const Expr *E,
       .str();
 }
 
-/// The fused call's argument for one forward, or why it cannot be written.
-llvm::Expected<std::string> argumentsText(const ForwardCall &Call,
-                                          const ASTContext &Context) {
-  llvm::SmallVector<std::string, 2> Args;
-  for (const Expr *Arg : Call.Args) {
-    if (isa<CXXDefaultArgExpr>(Arg))
-      continue;
-    std::optional<std::string> Text = spelledText(Arg, Context);
-    if (!Text)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          unspellable("an argument of the forward is computed", Arg, Context));
-    Args.push_back(std::move(*Text));
+/// Arg needs no local of its own to keep the order of evaluation: reading it
+/// has no side effect and nothing it reads can change in between. A local
+/// variable or parameter (through implicit conversions and copies), or a
+/// constant.
+bool isPlain(const Expr *Arg, const ASTContext &Context) {
+  const Expr *E = Arg->IgnoreImplicit()->IgnoreParens();
+  while (const auto *Construct = dyn_cast<CXXConstructExpr>(E)) {
+    if (isa<CXXTemporaryObjectExpr>(Construct) || Construct->getNumArgs() != 1 ||
+        !Construct->getConstructor() ||
+        !Construct->getConstructor()->isCopyOrMoveConstructor())
+      break;
+    E = Construct->getArg(0)->IgnoreImplicit()->IgnoreParens();
   }
-  if (Args.size() == 1)
-    return Args.front();
-  return "std::make_tuple(" + llvm::join(Args, ", ") + ")";
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+    if (isa<EnumConstantDecl>(Ref->getDecl()))
+      return true;
+    if (const auto *Var = dyn_cast<VarDecl>(Ref->getDecl()))
+      if (Var->hasLocalStorage() || isa<ParmVarDecl>(Var))
+        return true;
+  }
+  return !E->isValueDependent() && !E->HasSideEffects(Context) &&
+         E->isEvaluatable(Context);
+}
+
+/// Where a statement's text ends: after its ';'.
+SourceLocation statementEnd(const ForwardStatement &Statement,
+                            const ASTContext &Context) {
+  const SourceManager &SM = Context.getSourceManager();
+  SourceLocation End = Statement.Statement->getEndLoc();
+  if (Statement.IsDeclaration)
+    return Lexer::getLocForEndOfToken(End, 0, SM, Context.getLangOpts());
+  return Lexer::findLocationAfterToken(End, tok::semi, SM,
+                                       Context.getLangOpts(),
+                                       /*SkipTrailingWhitespaceAndNewLine=*/false);
+}
+
+/// The whitespace that starts the line Loc is on.
+std::string indentOf(SourceLocation Loc, const SourceManager &SM) {
+  auto [File, Offset] = SM.getDecomposedLoc(Loc);
+  StringRef Buffer = SM.getBufferData(File);
+  size_t LineStart = Buffer.rfind('\n', Offset);
+  LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+  StringRef Line = Buffer.slice(LineStart, Offset);
+  return Line.take_while([](char C) { return C == ' ' || C == '\t'; }).str();
+}
+
+/// The range that removes a statement from Begin to End (after its ';'):
+/// its whole line when nothing else is on it, else the statement and the
+/// blanks on one side, so that comments and the rest of the line stay. A
+/// whole line goes with the line break before it: Clang's edits widen a
+/// removal that a blank follows by that blank, which would take the next
+/// line's first blank.
+CharSourceRange removalRange(SourceLocation Begin, SourceLocation End,
+                             const SourceManager &SM) {
+  auto [File, BeginOffset] = SM.getDecomposedLoc(Begin);
+  unsigned EndOffset = SM.getFileOffset(End);
+  StringRef Buffer = SM.getBufferData(File);
+  auto Blank = [](char C) { return C == ' ' || C == '\t'; };
+  unsigned Before = BeginOffset;
+  while (Before > 0 && Blank(Buffer[Before - 1]))
+    --Before;
+  unsigned After = EndOffset;
+  while (After < Buffer.size() && Blank(Buffer[After]))
+    ++After;
+  bool LineStarts = Before > 0 && Buffer[Before - 1] == '\n';
+  bool LineEnds = After == Buffer.size() || Buffer[After] == '\n' ||
+                  Buffer[After] == '\r';
+  auto At = [&](unsigned Offset) {
+    return Begin.getLocWithOffset(int(Offset) - int(BeginOffset));
+  };
+  if (LineStarts && LineEnds) {
+    unsigned Break = Before - 1;
+    if (Break > 0 && Buffer[Break - 1] == '\r')
+      --Break;
+    return CharSourceRange::getCharRange(At(Break), At(After));
+  }
+  if (!LineEnds)
+    return CharSourceRange::getCharRange(Begin, At(After));
+  return CharSourceRange::getCharRange(At(Before), End);
 }
 
 } // namespace
@@ -200,40 +263,140 @@ FixOutcome FuseFixer::make(const Finding &F) {
         Statement.Statement->getEndLoc().isMacroID())
       return reason("a forward is in a macro expansion");
 
+  auto Cached = Made.find(Run.front().Forward.Call);
+  if (Cached != Made.end())
+    return Cached->second;
+  FixOutcome Outcome = fuse(Run, *Rule, F.Function);
+  Made[Run.front().Forward.Call] = Outcome;
+  return Outcome;
+}
+
+std::string FuseFixer::freshName(const FunctionDecl *Function,
+                                 llvm::StringRef Stem) {
+  unsigned &Next = NextName[{Function, Stem.str()}];
+  for (;;) {
+    std::string Name = (Stem + "_" + llvm::Twine(++Next)).str();
+    // Any identifier the translation unit spells may be in scope here.
+    if (Context.Idents.find(Name) == Context.Idents.end())
+      return Name;
+  }
+}
+
+FixOutcome FuseFixer::fuse(llvm::ArrayRef<ForwardStatement> Run,
+                           const WrapperRule &Rule,
+                           const FunctionDecl *Function) {
+  const SourceManager &SM = Context.getSourceManager();
   // Every piece of the replacement is text spelled in the file; never a
   // piece of a macro's body, which Lexer::getSourceText would give as ''.
   const ForwardCall &Head = Run.front().Forward;
-  std::string Names, Args;
-  for (const ForwardStatement &Statement : Run) {
-    if (!Names.empty()) {
-      Names += ", ";
-      Args += ", ";
-    }
-    Names += Statement.Output->getNameAsString();
-    llvm::Expected<std::string> Text =
-        argumentsText(Statement.Forward, Context);
-    if (!Text)
-      return reason(llvm::toString(Text.takeError()));
-    Args += *Text;
-  }
   std::optional<std::string> Object = spelledText(Head.ObjectExpr, Context);
   if (!Object)
     return reason(unspellable("the DDP object is named", Head.ObjectExpr,
                               Context));
-  std::string Call = *Object + (Head.ThroughArrow ? "->" : ".") +
-                     Rule->FusedForward + "(" + Args + ")";
 
-  FixOutcome Outcome;
-  SourceLocation Begin = Run.front().Statement->getBeginLoc();
-  SourceLocation End = Run.back().Statement->getEndLoc();
-  if (Run.front().IsDeclaration) {
-    Outcome.Hints.push_back(FixItHint::CreateReplacement(
-        CharSourceRange::getTokenRange(Begin, End),
-        "auto [" + Names + "] = " + Call + ";"));
+  // The arguments in the order the forwards evaluated them. The fused call
+  // evaluates its arguments in an unspecified order (GCC: right to left), so
+  // each one that is not a plain variable or a constant is first stored in a
+  // local, in the original order, where its statement was.
+  struct Piece {
+    SourceLocation Begin, End;
+    std::vector<std::string> Lines;
+  };
+  std::vector<Piece> Pieces;
+  std::vector<std::string> Groups;
+  for (const ForwardStatement &Statement : Run) {
+    Piece P;
+    P.Begin = Statement.Statement->getBeginLoc();
+    P.End = statementEnd(Statement, Context);
+    if (P.End.isInvalid())
+      return reason("the end of a forward's statement cannot be found");
+    llvm::SmallVector<std::string, 2> Args;
+    for (const Expr *Arg : Statement.Forward.Args) {
+      if (isa<CXXDefaultArgExpr>(Arg))
+        continue;
+      std::optional<std::string> Text = spelledText(Arg, Context);
+      if (!Text)
+        return reason(unspellable("an argument of the forward is computed",
+                                  Arg, Context));
+      if (isPlain(Arg, Context)) {
+        Args.push_back(std::move(*Text));
+        continue;
+      }
+      std::string Name = freshName(Function, "ddpguard_input");
+      P.Lines.push_back("auto " + Name + " = " + *Text + ";");
+      Args.push_back(std::move(Name));
+    }
+    Groups.push_back(Args.size() == 1
+                         ? Args.front()
+                         : "std::make_tuple(" + llvm::join(Args, ", ") + ")");
+    Pieces.push_back(std::move(P));
+  }
+  std::string Call = *Object + (Head.ThroughArrow ? "->" : ".") +
+                     Rule.FusedForward + "(" + llvm::join(Groups, ", ") + ")";
+
+  // The outputs. Assignments: std::tie. Declarations that are all plain
+  // `auto`: a structured binding. Otherwise each declaration keeps its own
+  // type, attributes and initialisation, taking its element of the tuple.
+  std::vector<std::string> Names;
+  for (const ForwardStatement &Statement : Run)
+    Names.push_back(Statement.Output->getNameAsString());
+  std::vector<std::string> &Last = Pieces.back().Lines;
+  if (!Run.front().IsDeclaration) {
+    Last.push_back("std::tie(" + llvm::join(Names, ", ") + ") = " + Call + ";");
   } else {
+    std::vector<std::string> Prefixes;
+    for (const ForwardStatement &Statement : Run) {
+      const auto *Var = cast<VarDecl>(Statement.Output);
+      std::optional<std::string> Prefix;
+      if (Var->getLocation().isFileID())
+        Prefix = Lexer::getSourceText(
+                     CharSourceRange::getCharRange(
+                         Statement.Statement->getBeginLoc(), Var->getLocation()),
+                     SM, Context.getLangOpts())
+                     .rtrim()
+                     .str();
+      if (!Prefix || Prefix->empty())
+        return reason("the declared type of '" + Var->getNameAsString() +
+                      "' cannot be spelled");
+      Prefixes.push_back(std::move(*Prefix));
+    }
+    if (llvm::all_of(Prefixes, [](const std::string &P) { return P == "auto"; })) {
+      Last.push_back("auto [" + llvm::join(Names, ", ") + "] = " + Call + ";");
+    } else {
+      std::string Outputs = freshName(Function, "ddpguard_outputs");
+      Last.push_back("auto " + Outputs + " = " + Call + ";");
+      for (size_t I = 0; I < Run.size(); ++I) {
+        std::string Element =
+            "std::get<" + std::to_string(I) + ">(std::move(" + Outputs + "))";
+        switch (cast<VarDecl>(Run[I].Output)->getInitStyle()) {
+        case VarDecl::CallInit:
+          Element = "(" + Element + ")";
+          break;
+        case VarDecl::ListInit:
+          Element = "{" + Element + "}";
+          break;
+        default:
+          Element = " = " + Element;
+          break;
+        }
+        Last.push_back(Prefixes[I] + " " + Names[I] + Element + ";");
+      }
+    }
+  }
+
+  // One edit per statement, so that comments and blank lines between them
+  // stay: a statement becomes its hoisted arguments, the last one also the
+  // fused call; one with nothing left is removed.
+  FixOutcome Outcome;
+  for (const Piece &P : Pieces) {
+    if (P.Lines.empty()) {
+      Outcome.Hints.push_back(
+          FixItHint::CreateRemoval(removalRange(P.Begin, P.End, SM)));
+      continue;
+    }
     Outcome.Hints.push_back(FixItHint::CreateReplacement(
-        CharSourceRange::getTokenRange(Begin, End),
-        "std::tie(" + Names + ") = " + Call));
+        CharSourceRange::getCharRange(P.Begin, P.End),
+        llvm::join(P.Lines, "\n" + indentOf(P.Begin, SM))));
   }
   return requireFileLocations(std::move(Outcome),
                               "a forward is in a macro expansion");

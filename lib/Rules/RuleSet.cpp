@@ -61,6 +61,18 @@ template <> struct MappingTraits<BroadcastSetting> {
   }
 };
 
+template <> struct MappingTraits<OncePerBackwardSetting> {
+  static void mapping(IO &Io, OncePerBackwardSetting &Setting) {
+    Io.mapRequired("setter", Setting.Setter);
+    Io.mapRequired("value", Setting.Value);
+  }
+  static std::string validate(IO &, OncePerBackwardSetting &Setting) {
+    if (Setting.Setter.empty() || Setting.Value.empty())
+      return "'once-per-backward' needs a non-empty 'setter' and 'value'";
+    return "";
+  }
+};
+
 template <> struct MappingTraits<ModuleLocation> {
   static void mapping(IO &Io, ModuleLocation &Location) {
     Io.mapOptional("template-argument", Location.TemplateArgument);
@@ -89,12 +101,17 @@ template <> struct MappingTraits<WrapperRule> {
     Io.mapRequired("forward-methods", Rule.ForwardMethods);
     Io.mapOptional("fused-forward", Rule.FusedForward);
     Io.mapRequired("broadcast-buffers", Rule.Broadcast);
+    Io.mapOptional("once-per-backward", Rule.OncePerBackward);
   }
   static std::string validate(IO &, WrapperRule &Rule) {
     if (Rule.Type.empty())
       return "'type' must name the wrapper class";
     if (Rule.ForwardMethods.empty())
       return "'forward-methods' must list at least one method";
+    if (Rule.OncePerBackward.available() &&
+        Rule.Broadcast.SettingKind != BroadcastSetting::Kind::OptionBuilder)
+      return "'once-per-backward' is set on the options object: it needs "
+             "'broadcast-buffers' of kind option-builder";
     return "";
   }
 };

@@ -2,7 +2,8 @@
 //
 // Rule files (rewrite-rules/*.yaml) describe each DDP wrapper type: its
 // forward entry points, where the wrapped module is, how broadcast_buffers is
-// set at construction and the name of its fused forward. See
+// set at construction, the name of its fused forward and the setter of its
+// once-per-backward buffer policy. See
 // rewrite-rules/README.md for the format.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +40,19 @@ struct BroadcastSetting {
   bool Default = true;
 };
 
+/// A buffer policy under which buffers are broadcast only on the first
+/// forward after a backward (ddpguard's BufferBroadcast::kOncePerBackward),
+/// set with a chained setter on the broadcast-buffers options object. Empty
+/// when the wrapper has none.
+struct OncePerBackwardSetting {
+  /// The options setter, e.g. buffer_broadcast.
+  std::string Setter;
+  /// The qualified enumerator passed to it, e.g.
+  /// ddpguard::BufferBroadcast::kOncePerBackward.
+  std::string Value;
+  bool available() const { return !Setter.empty(); }
+};
+
 struct WrapperRule {
   /// Fully qualified name of the wrapper class (template name for templates).
   std::string Type;
@@ -53,6 +67,7 @@ struct WrapperRule {
   /// when the wrapper has none.
   std::string FusedForward;
   BroadcastSetting Broadcast;
+  OncePerBackwardSetting OncePerBackward;
   /// The rule file this rule came from.
   std::string SourceFile;
 

@@ -45,8 +45,10 @@ MultipleForwardBeforeBackwardCheck::MultipleForwardBeforeBackwardCheck(
   for (StringRef File : Files)
     if (llvm::Error Err = Rules.addFile(File.trim()))
       configurationDiag("%0") << llvm::toString(std::move(Err));
-  if (FixMode != "broadcast" && FixMode != "fuse")
-    configurationDiag("invalid FixMode '%0': expected 'broadcast' or 'fuse'")
+  if (FixMode != "broadcast" && FixMode != "fuse" &&
+      FixMode != "once-per-backward")
+    configurationDiag("invalid FixMode '%0': expected 'broadcast', 'fuse' or "
+                      "'once-per-backward'")
         << FixMode;
 }
 
@@ -88,7 +90,7 @@ void MultipleForwardBeforeBackwardCheck::onEndOfTranslationUnit() {
     report(F);
   Fuser.reset();
   Analysis.reset();
-  BroadcastFixed.clear();
+  ConstructionFixed.clear();
   FuseFixed.clear();
 }
 
@@ -104,20 +106,39 @@ static SourceLocation locationOf(const Site &S) {
   return S.Call->getBeginLoc();
 }
 
+/// 'BufferBroadcast::kOncePerBackward' for 'ddpguard::BufferBroadcast::...':
+/// the enumerator with its enum's name.
+static std::string shortEnumerator(StringRef Qualified) {
+  size_t Last = Qualified.rfind("::");
+  if (Last == StringRef::npos || Last == 0)
+    return Qualified.str();
+  size_t Enum = Qualified.substr(0, Last).rfind("::");
+  return Enum == StringRef::npos ? Qualified.str()
+                                 : Qualified.substr(Enum + 2).str();
+}
+
 void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   const SourceManager &SM = Context->getSourceManager();
   const Construction &C = Analysis->objects().construction(F.Object);
   std::string Name = F.Object->getNameAsString();
+  // Buffers broadcast once per backward: a later forward before the backward
+  // broadcasts nothing, so it overwrites nothing.
+  if (fix::setsOncePerBackward(C, *Context))
+    return;
 
-  fix::FixOutcome Broadcast = fix::makeBroadcastFix(C, *Context);
-  fix::FixOutcome Fuse = Fuser->make(F);
   bool FuseFirst = FixMode == "fuse";
+  bool OnceFirst = FixMode == "once-per-backward";
+  // The fix at the construction: broadcast_buffers(false), or with
+  // FixMode: once-per-backward the buffer policy.
+  fix::FixOutcome Broadcast = OnceFirst ? fix::makeOncePerBackwardFix(C, *Context)
+                                        : fix::makeBroadcastFix(C, *Context);
+  fix::FixOutcome Fuse = Fuser->make(F);
   // One fix per construction and per fused run, whatever number of warnings.
   // A warning whose fix an earlier warning already carries offers no other
   // fix either: tools that take a note's fix when the warning has none
   // (clang-apply-replacements) must not mix the two fixes.
   bool BroadcastTaken =
-      Broadcast.applies() && !BroadcastFixed.insert(F.Object).second;
+      Broadcast.applies() && !ConstructionFixed.insert(F.Object).second;
   bool FuseTaken = Fuse.applies() && !FuseFixed.insert(F.First.Call).second;
   if (FuseFirst ? FuseTaken : BroadcastTaken) {
     Broadcast.Hints.clear();
@@ -193,20 +214,22 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   if (Rule && !Rule->FusedForward.empty())
     KeepInSync = "fusing the forwards into one '" + Rule->FusedForward +
                  "' call (FixMode: fuse)";
-  if (Rule && Rule->Type == "ddpguard::DistributedDataParallel")
+  if (Rule && Rule->OncePerBackward.available())
     KeepInSync += std::string(KeepInSync.empty() ? "" : " or ") +
-                  "broadcasting once per backward "
-                  "('BufferBroadcast::kOncePerBackward')";
+                  "broadcasting once per backward ('" +
+                  shortEnumerator(Rule->OncePerBackward.Value) + "')";
   std::string Behaviour =
       "each rank then keeps its own running statistics, no longer rank 0's "
       "(BatchNorm's running_mean and running_var)";
 
+  const char *CannotBroadcast =
+      OnceFirst ? "cannot broadcast buffers once per backward automatically: %0"
+                : "cannot set 'broadcast_buffers' to false automatically: %0";
   const fix::FixOutcome &Alternative = FuseFirst ? Broadcast : Fuse;
   const fix::FixOutcome &Primary = FuseFirst ? Fuse : Broadcast;
   if (!Primary.applies() && !Primary.Reason.empty())
-    diag(locationOf(F.Second), FuseFirst ? "cannot fuse the forwards: %0"
-                                         : "cannot set 'broadcast_buffers' "
-                                           "to false automatically: %0",
+    diag(locationOf(F.Second),
+         FuseFirst ? "cannot fuse the forwards: %0" : CannotBroadcast,
          DiagnosticIDs::Note)
         << Primary.Reason;
   if (Alternative.applies()) {
@@ -220,16 +243,23 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
     for (const FixItHint &Hint : Alternative.Hints)
       Note << Hint;
   } else if (!Alternative.Reason.empty()) {
-    diag(locationOf(F.Second), FuseFirst ? "cannot set 'broadcast_buffers' to "
-                                           "false automatically: %0"
-                                         : "cannot fuse the forwards: %0",
+    diag(locationOf(F.Second),
+         FuseFirst ? CannotBroadcast : "cannot fuse the forwards: %0",
          DiagnosticIDs::Note)
         << Alternative.Reason;
   }
-  if (!FuseFirst && Broadcast.applies())
+  if (!FuseFirst && !OnceFirst && Broadcast.applies())
     diag(locationOf(F.Second), "%0: %1%2", DiagnosticIDs::Note)
         << BroadcastFixNote << Behaviour
         << (KeepInSync.empty() ? "" : "; " + KeepInSync + " keeps buffers in sync");
+  if (OnceFirst && Broadcast.applies())
+    diag(locationOf(F.Second),
+         "%0: buffers are broadcast from rank 0 on the first forward after a "
+         "backward, and the later forwards before the next backward reuse "
+         "them ('%1(%2)' at the construction of '%3')",
+         DiagnosticIDs::Note)
+        << OncePerBackwardFixNote << Rule->OncePerBackward.Setter
+        << Rule->OncePerBackward.Value << Name;
 }
 
 } // namespace tidy

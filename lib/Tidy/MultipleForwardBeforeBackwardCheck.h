@@ -7,8 +7,10 @@
 //
 // Options:
 //   RuleFiles                 extra rule files, separated by ';'
-//   FixMode                   'broadcast' (default) or 'fuse': which fix the
-//                             warning carries; the other is a note's fix
+//   FixMode                   'broadcast' (default), 'fuse' or
+//                             'once-per-backward': which fix the warning
+//                             carries; fuse (or, with 'fuse', broadcast) is a
+//                             note's fix
 //   AssumeModulesHaveBuffers  report even when the wrapped module provably
 //                             has no buffers (default false)
 //
@@ -32,6 +34,11 @@ public:
   /// CLI finds it to say so in its --fix summary and SARIF fixes.
   static constexpr llvm::StringLiteral BroadcastFixNote =
       "the fix sets 'broadcast_buffers' to false, which changes behaviour";
+  /// How the note that comes with a once-per-backward fix on the warning
+  /// begins.
+  static constexpr llvm::StringLiteral OncePerBackwardFixNote =
+      "the fix broadcasts buffers once per backward, which keeps them "
+      "synchronised";
 
   MultipleForwardBeforeBackwardCheck(llvm::StringRef Name,
                                      clang::tidy::ClangTidyContext *Context);
@@ -54,7 +61,8 @@ private:
   std::unique_ptr<clangfe::TranslationUnitAnalysis> Analysis;
   std::unique_ptr<fix::FuseFixer> Fuser;
   clang::ASTContext *Context = nullptr;
-  llvm::DenseSet<const clang::ValueDecl *> BroadcastFixed;
+  /// Objects whose construction already carries a fix.
+  llvm::DenseSet<const clang::ValueDecl *> ConstructionFixed;
   llvm::DenseSet<const clang::Stmt *> FuseFixed;
 };
 

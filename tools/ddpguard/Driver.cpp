@@ -45,13 +45,16 @@ static cl::opt<std::string> BuildPath(
     cl::value_desc("dir"), cl::cat(Category));
 static cl::opt<bool> Fix("fix", cl::desc("Apply the fixes to the files"),
                          cl::cat(Category));
-enum class FixModeKind { Broadcast, Fuse };
+enum class FixModeKind { Broadcast, Fuse, OncePerBackward };
 static cl::opt<FixModeKind> FixMode(
     "fix-mode", cl::desc("Which fix the warnings carry"),
     cl::values(clEnumValN(FixModeKind::Broadcast, "broadcast",
                           "set broadcast_buffers to false at the construction"),
                clEnumValN(FixModeKind::Fuse, "fuse",
-                          "fuse consecutive forwards into one fused forward")),
+                          "fuse consecutive forwards into one fused forward"),
+               clEnumValN(FixModeKind::OncePerBackward, "once-per-backward",
+                          "broadcast buffers once per backward (set at the "
+                          "construction; ddpguard's DDP)")),
     cl::init(FixModeKind::Broadcast), cl::cat(Category));
 static cl::opt<std::string> ExportFixes(
     "export-fixes",
@@ -147,7 +150,10 @@ ClangTidyOptions overrideOptions() {
         ClangTidyOptions::ClangTidyValue(Value);
   };
   if (FixMode.getNumOccurrences())
-    Set("FixMode", FixMode == FixModeKind::Fuse ? "fuse" : "broadcast");
+    Set("FixMode", FixMode == FixModeKind::Fuse ? "fuse"
+                   : FixMode == FixModeKind::OncePerBackward
+                       ? "once-per-backward"
+                       : "broadcast");
   if (!Rules.empty()) {
     std::vector<std::string> Absolute;
     for (const std::string &File : Rules) {

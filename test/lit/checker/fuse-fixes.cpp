@@ -9,6 +9,19 @@ void declarations(Net net, PG pg, torch::Tensor a, torch::Tensor b) {
   torch::Tensor o2 = d(b);
   // CHECK-MESSAGES: :[[@LINE-1]]:22: warning: forward call on DDP-wrapped 'd'
   // CHECK-MESSAGES: :[[@LINE-2]]:22: note: or set 'broadcast_buffers' to false
+  // A declared type that is not plain 'auto' is kept: each output takes its
+  // element of the fused call's tuple.
+  // CHECK-FIXES: {{^}}  auto ddpguard_outputs_1 = d.forward_group(a, b);{{$}}
+  // CHECK-FIXES-NEXT: {{^}}  auto o1 = std::get<0>(std::move(ddpguard_outputs_1));{{$}}
+  // CHECK-FIXES-NEXT: {{^}}  torch::Tensor o2 = std::get<1>(std::move(ddpguard_outputs_1));{{$}}
+  (o1 + o2).sum().backward();
+}
+
+void autoDeclarations(Net net, PG pg, torch::Tensor a, torch::Tensor b) {
+  DDP d(net, pg);
+  auto o1 = d(a);
+  auto o2 = d(b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: forward call on DDP-wrapped 'd'
   // CHECK-FIXES: {{^}}  auto [o1, o2] = d.forward_group(a, b);{{$}}
   (o1 + o2).sum().backward();
 }

@@ -32,6 +32,7 @@ void passedThrough(Net net, PG pg, torch::Tensor a, torch::Tensor b) {
   // CHECK-MESSAGES-FUSE: :[[@LINE-1]]:17: warning: forward call on DDP-wrapped 'd'
   // CHECK-MESSAGES-BROADCAST: :[[@LINE-2]]:17: warning: forward call on DDP-wrapped 'd'
   // CHECK-MESSAGES-BROADCAST: :[[@LINE-3]]:17: note: or fuse the forwards into one call
-  // CHECK-FIXES-FUSE: {{^}}  auto [o1, o2] = d.forward_group(a, b * 2.0);{{$}}
+  // CHECK-FIXES-FUSE: {{^}}  auto ddpguard_input_1 = b * 2.0;{{$}}
+  // CHECK-FIXES-FUSE-NEXT: {{^}}  auto [o1, o2] = d.forward_group(a, ddpguard_input_1);{{$}}
   (o1 + o2).sum().backward();
 }

@@ -11,12 +11,16 @@ public:
 } // namespace c10d
 
 namespace ddpguard {
+enum class BufferBroadcast { kEveryForward, kOncePerBackward };
+
 class DDPOptions {
 public:
   DDPOptions &broadcast_buffers(bool Value) { Broadcast = Value; return *this; }
   DDPOptions &find_unused_parameters(bool Value) { FindUnused = Value; return *this; }
   DDPOptions &bucket_cap_mb(double Value) { BucketCap = Value; return *this; }
+  DDPOptions &buffer_broadcast(BufferBroadcast Value) { Policy = Value; return *this; }
 private:
+  BufferBroadcast Policy = BufferBroadcast::kEveryForward;
   bool Broadcast = true, FindUnused = false;
   double BucketCap = 25;
 };
