@@ -182,7 +182,7 @@ static FixOutcome makeOncePerBackwardFixAnywhere(const Construction &C,
   if (C.Options) {
     // A parameter, a reference or a const object is not ours to change, and
     // may be const: set the policy on a copy.
-    const auto *Ref = dyn_cast<DeclRefExpr>(C.Options->IgnoreImplicit());
+    const auto *Ref = dyn_cast<DeclRefExpr>(skipImplicit(C.Options));
     const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
     if (Var && (isa<ParmVarDecl>(Var) || Var->getType()->isReferenceType() ||
                 Var->getType().isConstQualified())) {

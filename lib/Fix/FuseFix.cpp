@@ -56,7 +56,12 @@ std::optional<ForwardStatement> asForwardStatement(const Stmt *S,
   }
   if (!Value)
     return std::nullopt;
-  std::optional<ForwardCall> Forward = Objects.matchForward(skipImplicit(Value));
+  Value = skipImplicit(Value);
+  // `T o{D(x)}`: a braced list of one element.
+  if (const auto *List = dyn_cast<InitListExpr>(Value);
+      List && List->getNumInits() == 1)
+    Value = skipImplicit(List->getInit(0));
+  std::optional<ForwardCall> Forward = Objects.matchForward(Value);
   if (!Forward || Forward->IsFused || !Forward->Object)
     return std::nullopt;
   Result.Forward = *Forward;
