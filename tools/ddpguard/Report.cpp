@@ -535,6 +535,11 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
      << "\n";
 }
 
+void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
+                LineTable &Lines) {
+  writeSarif(OS, Report, Lines, SarifOptions());
+}
+
 static json::Object rdPosition(unsigned Line, unsigned Column) {
   return json::Object{{"line", Line}, {"column", Column}};
 }

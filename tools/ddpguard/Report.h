@@ -66,7 +66,11 @@ struct SarifOptions {
 };
 
 void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
-                LineTable &Lines, const SarifOptions &Options = {});
+                LineTable &Lines, const SarifOptions &Options);
+/// SARIF with the default options (the same type as writeText and
+/// writeJson, for callers that take them all as function pointers).
+void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
+                LineTable &Lines);
 /// reviewdog's Diagnostic Format as JSON lines (rdjsonl): one diagnostic a
 /// line, paths relative to the working directory.
 void writeRdjsonl(llvm::raw_ostream &OS, const RunReport &Report,

@@ -77,6 +77,24 @@ result = subprocess.run([ddpguard, "--format=sarif", "sub/train.cpp", "--", *fla
 [other] = fingerprints(json.loads(result.stdout)["runs"][0])
 assert other not in seen, other
 
+# A member function defined out of line: its qualified name counts (another
+# class, another fingerprint); its signature's layout and specifiers do not.
+method = original.replace(
+    "void twoViews(Net net, PG pg, torch::Tensor a, torch::Tensor b) {",
+    "struct Trainer {\n  void step(Net, PG, torch::Tensor, torch::Tensor) const;\n};\n\n"
+    "void Trainer::step(Net net, PG pg, torch::Tensor a, torch::Tensor b) const {")
+assert method != original
+[member] = fingerprints(sarif("member", method))
+assert member not in seen, member
+reformatted_method = method.replace(
+    "void Trainer::step(Net net, PG pg, torch::Tensor a, torch::Tensor b) const {",
+    "void Trainer::step(Net net, PG pg,\n    torch::Tensor a, torch::Tensor b) const noexcept(true) {"
+).replace(") const;", ") const noexcept(true);")
+assert fingerprints(sarif("member-reformatted", reformatted_method)) == [member]
+other_class = method.replace("Trainer", "Evaluator")
+[other_member] = fingerprints(sarif("member-other-class", other_class))
+assert other_member not in seen | {member}, other_member
+
 # The same forwards twice in one function: told apart by a count.
 twice = original.replace("  (o1 + o2).sum().backward();\n",
                          "  (o1 + o2).sum().backward();\n"
