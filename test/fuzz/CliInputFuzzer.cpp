@@ -165,7 +165,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   llvm::StringRef Source(reinterpret_cast<const char *>(Data), Size);
   Workspace &W = workspace();
   writeFile(W.Input, Source);
-  for (llvm::StringRef Mode : {"broadcast", "fuse"}) {
+  for (llvm::StringRef Mode : {"broadcast", "fuse", "once-per-backward"}) {
     CheckResult Result = check(W.Input, Mode);
     ddpguard::RunReport Report;
     Report.Findings = Result.Findings;
