@@ -1,0 +1,42 @@
+// The projection of each view is written as a local lambda that calls the
+// DDP model; the lambda is called once per view before the backward.
+#include <ddpguard/runtime/DistributedDataParallel.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+
+struct NetImpl : torch::nn::Module {
+  NetImpl()
+      : fc1(register_module("fc1", torch::nn::Linear(8, 16))),
+        bn(register_module("bn", torch::nn::BatchNorm1d(16))),
+        fc2(register_module("fc2", torch::nn::Linear(16, 5))) {}
+  torch::Tensor forward(torch::Tensor x) { return fc2(torch::relu(bn(fc1(x)))); }
+  torch::nn::Linear fc1;
+  torch::nn::BatchNorm1d bn;
+  torch::nn::Linear fc2;
+};
+TORCH_MODULE(Net);
+
+int main() {
+  auto pg = ddpguard::init_process_group_from_env("gloo");
+  torch::manual_seed(0);
+  Net net;
+  ddpguard::DistributedDataParallel<Net> model(net, pg);
+  torch::optim::SGD optimizer(model.module()->parameters(), 0.05);
+  auto embed = [&](const torch::Tensor &view) {
+    return torch::nn::functional::normalize(model(view));
+  };
+  torch::manual_seed(1500 + pg->getRank());
+  for (int step = 0; step < 3; ++step) {
+    auto batch = torch::randn({8, 8});
+    optimizer.zero_grad();
+    auto z1 = embed(batch + 0.1 * torch::randn_like(batch));
+    auto z2 = embed(batch.flip({1})); // corpus: expect here
+    auto loss = torch::nn::functional::cross_entropy(torch::matmul(z1, z2.t()) / 0.5,
+                                                     torch::arange(8));
+    loss.backward();
+    optimizer.step();
+    std::printf("rank %d step %d loss %.4f\n", pg->getRank(), step, loss.item<float>());
+  }
+  return 0;
+}

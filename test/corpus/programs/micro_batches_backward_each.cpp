@@ -1,0 +1,44 @@
+// A large batch split with torch::split into micro-batches, each
+// forwarded and backpropagated in turn (gradients accumulate and are
+// allreduced by every backward), then one optimizer step.
+#include <ddpguard/runtime/DistributedDataParallel.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+
+struct NetImpl : torch::nn::Module {
+  NetImpl()
+      : fc1(register_module("fc1", torch::nn::Linear(8, 16))),
+        bn(register_module("bn", torch::nn::BatchNorm1d(16))),
+        fc2(register_module("fc2", torch::nn::Linear(16, 5))) {}
+  torch::Tensor forward(torch::Tensor x) { return fc2(torch::relu(bn(fc1(x)))); }
+  torch::nn::Linear fc1;
+  torch::nn::BatchNorm1d bn;
+  torch::nn::Linear fc2;
+};
+TORCH_MODULE(Net);
+
+int main() {
+  auto pg = ddpguard::init_process_group_from_env("gloo");
+  torch::manual_seed(0);
+  Net net;
+  ddpguard::DistributedDataParallel<Net> model(net, pg);
+  torch::optim::SGD optimizer(model.module()->parameters(), 0.05);
+  torch::manual_seed(1120 + pg->getRank());
+  for (int step = 0; step < 3; ++step) {
+    auto x = torch::randn({12, 8});
+    auto y = torch::randint(0, 5, {12});
+    auto xs = x.split(4);
+    auto ys = y.split(4);
+    optimizer.zero_grad();
+    float total = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      auto loss = torch::nn::functional::cross_entropy(model(xs[i]), ys[i]) / 3;
+      loss.backward();
+      total += loss.item<float>();
+    }
+    optimizer.step();
+    std::printf("rank %d step %d loss %.4f\n", pg->getRank(), step, total);
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+// Triplet embedding with anchor, positive and negative stacked into one
+// batch: one forward, split into three, one backward.
+#include <ddpguard/runtime/DistributedDataParallel.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+
+struct EmbedderImpl : torch::nn::Module {
+  EmbedderImpl()
+      : fc1(register_module("fc1", torch::nn::Linear(10, 16))),
+        bn(register_module("bn", torch::nn::BatchNorm1d(16))),
+        fc2(register_module("fc2", torch::nn::Linear(16, 6))) {}
+  torch::Tensor forward(torch::Tensor x) { return fc2(torch::relu(bn(fc1(x)))); }
+  torch::nn::Linear fc1;
+  torch::nn::BatchNorm1d bn;
+  torch::nn::Linear fc2;
+};
+TORCH_MODULE(Embedder);
+
+int main() {
+  auto pg = ddpguard::init_process_group_from_env("gloo");
+  torch::manual_seed(0);
+  Embedder embedder;
+  ddpguard::DistributedDataParallel<Embedder> model(embedder, pg);
+  torch::optim::SGD optimizer(model.module()->parameters(), 0.05);
+  torch::nn::TripletMarginLoss tripletLoss(torch::nn::TripletMarginLossOptions().margin(0.5));
+  torch::manual_seed(520 + pg->getRank());
+  for (int step = 0; step < 3; ++step) {
+    auto anchor = torch::randn({8, 10});
+    auto positive = anchor + 0.05 * torch::randn_like(anchor);
+    auto negative = torch::randn({8, 10});
+    optimizer.zero_grad();
+    auto embeddings = model(torch::cat({anchor, positive, negative})).chunk(3);
+    auto loss = tripletLoss(embeddings[0], embeddings[1], embeddings[2]);
+    loss.backward();
+    optimizer.step();
+    std::printf("rank %d step %d loss %.4f\n", pg->getRank(), step, loss.item<float>());
+  }
+  return 0;
+}
