@@ -9,6 +9,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/VirtualFileSystem.h"
+#include <set>
 
 using namespace clang;
 using namespace llvm;
@@ -142,6 +143,25 @@ std::string LoadedDatabase::missingCommand(StringRef File) const {
          ", so it cannot be checked: add it to the build (CMake: to a "
          "target's sources) and regenerate the database, or pass its "
          "compile flags after '--'";
+}
+
+std::vector<std::string>
+translationUnits(const tooling::CompilationDatabase &Database) {
+  std::set<std::string> Units;
+  for (const tooling::CompileCommand &Command :
+       Database.getAllCompileCommands()) {
+    SmallString<256> Path(Command.Filename);
+    if (!sys::path::is_absolute(Path)) {
+      SmallString<256> Absolute(Command.Directory);
+      sys::path::append(Absolute, Path);
+      Path = Absolute;
+    }
+    sys::fs::make_absolute(Path);
+    sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+    if (!isHeader(Path))
+      Units.insert(std::string(Path));
+  }
+  return {Units.begin(), Units.end()};
 }
 
 Expected<LoadedDatabase>

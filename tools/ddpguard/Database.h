@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ddpguard {
 
@@ -42,6 +43,12 @@ struct LoadedDatabase {
 llvm::Expected<LoadedDatabase>
 loadDatabase(std::unique_ptr<clang::tooling::CompilationDatabase> Fixed,
              llvm::StringRef BuildPath, llvm::StringRef FirstFile);
+
+/// The translation units Database lists, for checking a whole repository:
+/// absolute, each once, in order, headers (by extension: a header is not a
+/// translation unit) left out.
+std::vector<std::string>
+translationUnits(const clang::tooling::CompilationDatabase &Database);
 
 } // namespace ddpguard
 

@@ -1,6 +1,7 @@
 //===- Driver.cpp - The ddpguard command line -----------------------------===//
 //
 // ddpguard [options] <files...> [-- <compile flags>]
+// ddpguard [options] -p <build dir>      (every file of the database)
 //
 // Runs the ddp-multiple-forward-before-backward check through clang-tidy's
 // engine on each file, keeps those on the lines --diff or --line-filter
@@ -10,11 +11,17 @@
 // (usage, parse, configuration, compilation database, I/O). The behaviour is
 // documented in lib/Tidy/MultipleForwardBeforeBackwardCheck.md.
 //
+// Without files, every translation unit of the -p database is checked, and
+// one whose preprocessed tokens name no wrapper of the rule set is skipped
+// unparsed (Relevance.h; --no-skip parses all), with a progress line on a
+// terminal and a summary at the end (docs/ci.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Database.h"
 #include "FixWriter.h"
 #include "LineFilter.h"
+#include "Relevance.h"
 #include "Report.h"
 #include "Rules/RuleSet.h"
 #include "clang-tidy/ClangTidy.h"
@@ -24,9 +31,12 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -38,8 +48,10 @@ using namespace ddpguard;
 static const char CheckName[] = "ddp-multiple-forward-before-backward";
 
 static cl::OptionCategory Category("ddpguard options");
-static cl::list<std::string> SourcePaths(cl::Positional, cl::OneOrMore,
-                                         cl::desc("<files>"), cl::cat(Category));
+static cl::list<std::string> SourcePaths(
+    cl::Positional, cl::ZeroOrMore,
+    cl::desc("<files> (none: every file of the -p compilation database)"),
+    cl::cat(Category));
 static cl::opt<std::string> BuildPath(
     "p", cl::desc("Build directory holding compile_commands.json"),
     cl::value_desc("dir"), cl::cat(Category));
@@ -121,6 +133,17 @@ static cl::opt<bool> ShowCompilerWarnings(
     cl::desc("Also print the compiler's own warnings (those the compile "
              "flags enable); they do not change the exit status"),
     cl::cat(Category));
+static cl::opt<bool> NoSkip(
+    "no-skip",
+    cl::desc("Without files (-p only): parse every translation unit, also "
+             "those whose preprocessed tokens name no DDP wrapper of the "
+             "rule set"),
+    cl::cat(Category));
+static cl::opt<bool> ExplainSkips(
+    "explain-skips",
+    cl::desc("Without files (-p only): name each translation unit skipped "
+             "as irrelevant on standard error"),
+    cl::cat(Category));
 static cl::opt<bool> AssumeBuffers(
     "assume-modules-have-buffers",
     cl::desc("Report even when the wrapped module provably has no buffers"),
@@ -138,6 +161,16 @@ struct FileResult {
   std::vector<FileProblem> ConfigWarnings;
   /// Warnings in headers the header filter leaves out.
   std::vector<ClangTidyError> Suppressed;
+  /// Not parsed: its preprocessed tokens name no wrapper (Relevance.h).
+  bool Skipped = false;
+};
+
+/// How the files of one run are checked.
+struct CheckPolicy {
+  /// Whole-repository mode: skip irrelevant translation units.
+  bool MaySkip = false;
+  /// Whole-repository mode on a terminal: "[i/n] file" on standard error.
+  bool Progress = false;
 };
 
 ClangTidyOptions overrideOptions() {
@@ -338,15 +371,76 @@ std::string checkOptionsSource(ClangTidyOptionsProvider &Provider,
   return Source;
 }
 
+/// The wrapper identifiers for a RuleFiles value, loaded once per value.
+class WrapperNames {
+public:
+  /// Null when a rule file does not load.
+  const StringSet<> *get(const std::string &RuleFiles) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    auto [It, Inserted] = Loaded.try_emplace(RuleFiles);
+    if (Inserted) {
+      std::string Error;
+      if (!wrapperIdentifiers(RuleFiles, It->second.Names, Error))
+        It->second.Valid = false;
+    }
+    return It->second.Valid ? &It->second.Names : nullptr;
+  }
+
+private:
+  struct Entry {
+    StringSet<> Names;
+    bool Valid = true;
+  };
+  std::mutex Mutex;
+  std::map<std::string, Entry> Loaded;
+};
+
+/// Whether File, under its own options, cannot hold the pattern and need not
+/// be parsed (Relevance.h). Every doubt parses: a rule file that does not
+/// load, a check option the check might reject (it reports that when it
+/// runs), an error while preprocessing.
+bool irrelevant(const std::string &File, const ClangTidyOptions &Options,
+                const tooling::CompilationDatabase &Database,
+                WrapperNames &Names) {
+  auto Option = [&](StringRef Name) -> std::optional<std::string> {
+    auto It = Options.CheckOptions.find((Twine(CheckName) + "." + Name).str());
+    if (It == Options.CheckOptions.end())
+      return std::nullopt;
+    return It->getValue().Value;
+  };
+  std::optional<std::string> Mode = Option("FixMode");
+  if (Mode && *Mode != "broadcast" && *Mode != "fuse" &&
+      *Mode != "once-per-backward")
+    return false;
+  std::optional<std::string> Assume = Option("AssumeModulesHaveBuffers");
+  if (Assume && *Assume != "true" && *Assume != "false")
+    return false;
+  const StringSet<> *Identifiers = Names.get(Option("RuleFiles").value_or(""));
+  if (!Identifiers)
+    return false;
+  Relevance R = scanTranslationUnit(
+      File, Database, Options.ExtraArgsBefore.value_or(ClangTidyOptions::ArgList()),
+      Options.ExtraArgs.value_or(ClangTidyOptions::ArgList()), *Identifiers);
+  return !R.Relevant;
+}
+
 FileResult checkFile(const std::string &File,
                      const tooling::CompilationDatabase &Database,
-                     ContentStamps &Stamps, LineTable &Lines) {
+                     ContentStamps &Stamps, LineTable &Lines,
+                     const CheckPolicy &Policy, WrapperNames &Names) {
   FileResult Result;
   std::unique_ptr<HandlerOptionsProvider> Provider =
       makeOptionsProvider(Result);
   std::string ConfigSource = checkOptionsSource(*Provider, File);
-  HeaderFilterSet Filter(Provider->userOptions(File), File,
-                         Result.ConfigErrors, ConfigSource);
+  ClangTidyOptions UserOptions = Provider->userOptions(File);
+  HeaderFilterSet Filter(UserOptions, File, Result.ConfigErrors, ConfigSource);
+  // A .clang-tidy that does not parse is reported whether or not the file is
+  // skipped (Result.ConfigErrors holds it already).
+  if (Policy.MaySkip && Result.ConfigErrors.empty() &&
+      irrelevant(File, UserOptions, Database, Names)) {
+    Result.Skipped = true;
+    return Result;
+  }
   ClangTidyContext Context(std::move(Provider));
   // Stamps what the front end reads, so that --fix writes only over that.
   IntrusiveRefCntPtr<vfs::OverlayFileSystem> FS(new vfs::OverlayFileSystem(
@@ -394,13 +488,23 @@ FileResult checkFile(const std::string &File,
 /// Checks Files with Jobs threads; results keep the order of Files.
 std::vector<FileResult> checkFiles(const std::vector<std::string> &Files,
                                    const tooling::CompilationDatabase &Database,
-                                   ContentStamps &Stamps) {
+                                   ContentStamps &Stamps,
+                                   const CheckPolicy &Policy) {
   std::vector<FileResult> Results(Files.size());
   std::atomic<size_t> Next{0};
+  std::mutex ProgressMutex;
+  size_t Started = 0;
+  WrapperNames Names;
   auto Worker = [&] {
     LineTable Lines;
-    for (size_t I = Next++; I < Files.size(); I = Next++)
-      Results[I] = checkFile(Files[I], Database, Stamps, Lines);
+    for (size_t I = Next++; I < Files.size(); I = Next++) {
+      if (Policy.Progress) {
+        std::lock_guard<std::mutex> Lock(ProgressMutex);
+        errs() << "[" << ++Started << "/" << Files.size() << "] "
+               << workingPath(Files[I]) << "\n";
+      }
+      Results[I] = checkFile(Files[I], Database, Stamps, Lines, Policy, Names);
+    }
   };
   unsigned Threads = std::max(1u, std::min<unsigned>(Jobs, Files.size()));
   std::vector<std::thread> Pool;
@@ -460,8 +564,17 @@ int main(int argc, const char **argv) {
     errs() << StringRef(ParseErrorStream.str()).rtrim() << "\n";
     return 2;
   }
-  Expected<LoadedDatabase> Compilations =
-      loadDatabase(std::move(Fixed), BuildPath, SourcePaths.front());
+  // Without files: every translation unit of the -p database.
+  bool WholeRepository = SourcePaths.empty();
+  if (WholeRepository && (Fixed || BuildPath.empty())) {
+    errs() << "ddpguard: error: no files given: name the files to check, or "
+              "pass -p <build dir> without files to check every file of its "
+              "compile_commands.json\n";
+    return 2;
+  }
+  Expected<LoadedDatabase> Compilations = loadDatabase(
+      std::move(Fixed), BuildPath,
+      WholeRepository ? StringRef() : StringRef(SourcePaths.front()));
   if (!Compilations) {
     errs() << "ddpguard: error: " << toString(Compilations.takeError())
            << "\n";
@@ -513,11 +626,21 @@ int main(int argc, const char **argv) {
     }
   }
 
+  auto Start = std::chrono::steady_clock::now();
   RunReport Report;
   std::vector<FileProblem> &Errors = Report.Errors;
   std::vector<ClangTidyError> &Findings = Report.Findings;
   std::vector<std::string> Files;
-  for (const std::string &File : SourcePaths) {
+  std::vector<std::string> Requested(SourcePaths.begin(), SourcePaths.end());
+  if (WholeRepository) {
+    Requested = translationUnits(*Compilations->Exact);
+    if (Requested.empty()) {
+      errs() << "ddpguard: error: " << Compilations->Source
+             << " lists no translation unit to check\n";
+      return 2;
+    }
+  }
+  for (const std::string &File : Requested) {
     if (!sys::fs::exists(File)) {
       Errors.push_back({File, "no such file"});
       continue;
@@ -536,7 +659,20 @@ int main(int argc, const char **argv) {
   }
   const tooling::CompilationDatabase &Database = *Compilations->Database;
   ContentStamps Parsed;
-  std::vector<FileResult> Results = checkFiles(Files, Database, Parsed);
+  CheckPolicy Policy;
+  // Compiler warnings are wanted from every file: then all are parsed.
+  Policy.MaySkip = WholeRepository && !NoSkip && !ShowCompilerWarnings;
+  Policy.Progress = WholeRepository && sys::Process::StandardErrIsDisplayed();
+  std::vector<FileResult> Results = checkFiles(Files, Database, Parsed, Policy);
+  size_t SkippedFiles = 0;
+  for (size_t I = 0; I < Files.size(); ++I)
+    if (Results[I].Skipped) {
+      ++SkippedFiles;
+      if (ExplainSkips)
+        errs() << "ddpguard: skipped " << workingPath(Files[I])
+               << ": no DDP wrapper of the rule set is named in it or its "
+                  "headers after preprocessing\n";
+    }
 
   // A header seen from several files is reported once; a warning one file
   // shows is not counted as suppressed for another.
@@ -629,7 +765,10 @@ int main(int argc, const char **argv) {
     if (!Written.empty()) {
       // Every fixed file must still compile, and nothing may be left.
       ContentStamps Rechecked;
-      std::vector<FileResult> Again = checkFiles(Files, Database, Rechecked);
+      CheckPolicy Quiet = Policy;
+      Quiet.Progress = false;
+      std::vector<FileResult> Again =
+          checkFiles(Files, Database, Rechecked, Quiet);
       bool Broken = llvm::any_of(Again, [](const FileResult &R) {
         return R.ParseError.has_value();
       });
@@ -685,6 +824,20 @@ int main(int argc, const char **argv) {
            << (Report.SuppressedInHeaders == 1 ? "" : "s")
            << " in headers (use --header-filter)\n";
   printErrors(Errors);
+  if (WholeRepository) {
+    double Seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - Start)
+                         .count();
+    errs() << "ddpguard: " << Requested.size() << " file"
+           << (Requested.size() == 1 ? "" : "s") << ": "
+           << Files.size() - SkippedFiles << " checked, " << SkippedFiles
+           << " skipped as irrelevant";
+    if (Files.size() != Requested.size())
+      errs() << ", " << Requested.size() - Files.size() << " not checkable";
+    errs() << "; " << Findings.size() << " finding"
+           << (Findings.size() == 1 ? "" : "s") << "; "
+           << format("%.1f", Seconds) << " s\n";
+  }
   // A report that did not reach its reader is no pass.
   outs().flush();
   if (outs().has_error()) {

@@ -1,0 +1,5 @@
+// The wrapper's type comes out of a macro.
+#pragma once
+#include <nets.h>
+
+#define WRAP(Module) ddpguard::DistributedDataParallel<Module>
