@@ -128,6 +128,22 @@ void checkReports(const ddpguard::RunReport &Report, llvm::StringRef Source) {
       fail("a report is not valid JSON", Source,
            llvm::toString(Parsed.takeError()) + "\n" + Json);
   }
+  // rdjsonl: one JSON object a line, one line per finding.
+  std::string Rdjsonl;
+  llvm::raw_string_ostream RdOS(Rdjsonl);
+  ddpguard::writeRdjsonl(RdOS, Report, Lines);
+  llvm::SmallVector<llvm::StringRef> RdLines;
+  llvm::StringRef(Rdjsonl).split(RdLines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef Line : RdLines) {
+    auto Parsed = llvm::json::parse(Line);
+    if (!Parsed)
+      fail("an rdjsonl line is not valid JSON", Source,
+           llvm::toString(Parsed.takeError()) + "\n" + Rdjsonl);
+    if (!Parsed->getAsObject())
+      fail("an rdjsonl line is not a JSON object", Source, Rdjsonl);
+  }
+  if (RdLines.size() != Report.Findings.size() + Report.CompilerWarnings.size())
+    fail("rdjsonl has not one line per finding", Source, Rdjsonl);
 }
 
 /// The main file's fixes of all findings, as `--fix` merges them.
