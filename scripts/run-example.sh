@@ -6,7 +6,7 @@
 #  3. check examples/contrastive/train.cpp and show the finding;
 #  4. run the original on 2 Gloo ranks: the detector reports and autograd fails;
 #  5. ddpguard-verify --fix-check: fix copies of it with every fix mode of the
-#     CLI (--fix-mode=broadcast and --fix-mode=fuse), show the diffs, build
+#     CLI (broadcast, fuse, once-per-backward), show the diffs, build
 #     each copy (with its own compile database, so the CLI re-checks it), and
 #     run the original and each fix on 2 ranks with the runtime's verification
 #     mode on (gradients and parameters compared bit for bit across ranks at
@@ -43,6 +43,6 @@ if examples/run.sh -n 2 -t 300 examples/contrastive/train.cpp >"$work/original.l
 fi
 grep -E "ddpguard|modified by an inplace operation" "$work/original.log" | awk '!seen[$0]++' | head -20
 
-step "Fixing copies with --fix-mode=broadcast and --fix-mode=fuse, then running the original and each fix on 2 ranks with verification on (ddpguard-verify --fix-check)"
+step "Fixing copies with --fix-mode=broadcast, fuse and once-per-backward, then running the original and each fix on 2 ranks with verification on (ddpguard-verify --fix-check)"
 exec "$build/bin/ddpguard-verify" --fix-check examples/contrastive/train.cpp -p "$work/project" \
   --prefix "$DDPGUARD_PREFIX" --nproc 2 --diff --work "$work/verify" --json "$work/verify.json"
