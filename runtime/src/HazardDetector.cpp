@@ -204,7 +204,8 @@ struct Watch {
        << (gradient_graph ? "gradient graph (built by a backward with "
                             "create_graph) "
                           : "graph ")
-       << "saved module buffers for backward:\n";
+       << (found.stale.empty() ? "may have saved module buffers for backward.\n"
+                               : "saved module buffers for backward:\n");
     for (const auto &f : found.stale) {
       os << "   ";
       for (const auto &b : f.buffers)

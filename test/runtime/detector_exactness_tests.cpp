@@ -8,6 +8,9 @@
 // No program carries an expected label: the run without the detector decides.
 #include "TestSupport.h"
 
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/saved_variable.h>
+
 #include <cstdlib>
 #include <functional>
 
@@ -430,4 +433,79 @@ TEST(DetectorExactness, RetainedGraphReport) {
         std::string("rejects it at NativeBatchNormBackward0"),
         std::string("entering at its output node ")})
     EXPECT_NE(report.find(needle), std::string::npos) << needle << "\n" << report;
+}
+
+namespace {
+
+// A hand-written autograd node without compiled_args (as a third-party
+// extension might have): the detector cannot unpack what it saved.
+struct OpaqueMulBackward : torch::autograd::Node {
+  torch::autograd::SavedVariable other;
+  torch::autograd::variable_list apply(torch::autograd::variable_list &&grads) override {
+    return {grads[0] * other.unpack()};
+  }
+  std::string name() const override { return "OpaqueMulBackward"; }
+};
+
+// x * buffer, with the buffer saved by OpaqueMulBackward.
+torch::Tensor opaque_mul(const torch::Tensor &x, const torch::Tensor &buffer) {
+  auto out = x.detach() * buffer;
+  if (!x.requires_grad())
+    return out;
+  auto node = std::shared_ptr<OpaqueMulBackward>(new OpaqueMulBackward(),
+                                                 torch::autograd::deleteNode);
+  node->other = torch::autograd::SavedVariable(buffer, /*is_output=*/false);
+  node->set_next_edges(torch::autograd::collect_next_edges(x));
+  torch::autograd::set_history(out, node);
+  return out;
+}
+
+struct OpaqueNetImpl : torch::nn::Module {
+  OpaqueNetImpl()
+      : fc1(register_module("fc1", torch::nn::Linear(4, 8))),
+        fc2(register_module("fc2", torch::nn::Linear(8, 3))) {
+    scale = register_buffer("scale", torch::full({8}, 1.5));
+  }
+  torch::Tensor forward(torch::Tensor x) { return fc2(opaque_mul(fc1(x), scale)); }
+  torch::nn::Linear fc1, fc2;
+  torch::Tensor scale;
+};
+TORCH_MODULE(OpaqueNet);
+
+} // namespace
+
+// A node the detector cannot inspect: it reports conservatively and names
+// the node, whether or not autograd then fails (here it does: the node saved
+// the buffer). One forward, or two with broadcast off, stays silent.
+TEST(DetectorExactness, UninspectableNodeIsReportedConservatively) {
+  auto run_opaque = [](int forwards, bool broadcast, std::string &err) {
+    OpaqueNet net;
+    DistributedDataParallel<OpaqueNet> ddp(
+        net, test_group(), DDPOptions().broadcast_buffers(broadcast));
+    auto a = torch::randn({6, 4}), b = torch::randn({6, 4});
+    std::string error;
+    ::testing::internal::CaptureStderr();
+    try {
+      auto loss = loss_of(ddp(a));
+      if (forwards == 2)
+        loss = loss + loss_of(ddp(b));
+      loss.backward();
+    } catch (const std::exception &e) {
+      error = error_text(e);
+    }
+    err = ::testing::internal::GetCapturedStderr();
+    return error;
+  };
+  std::string err;
+  const std::string error = run_opaque(2, true, err);
+  EXPECT_TRUE(is_inplace_error(error)) << error;
+  EXPECT_NE(err.find("DistributedDataParallel hazard"), std::string::npos) << err;
+  EXPECT_NE(err.find("could not inspect"), std::string::npos) << err;
+  EXPECT_NE(err.find("OpaqueMulBackward (compiled_args not implemented"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(run_opaque(1, true, err), "");
+  EXPECT_EQ(err.find("hazard"), std::string::npos) << err;
+  EXPECT_EQ(run_opaque(2, false, err), "");
+  EXPECT_EQ(err.find("hazard"), std::string::npos) << err;
 }
