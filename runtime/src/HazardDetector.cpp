@@ -339,7 +339,8 @@ public:
     for (const auto &out : outputs)
       if (out.defined())
         if (auto fn = out.grad_fn())
-          roots.push_back(std::move(fn));
+          if (std::find(roots.begin(), roots.end(), fn) == roots.end())
+            roots.push_back(std::move(fn));
     if (!roots.empty())
       shared->watch(shared, std::move(roots), site_, /*gradient_graph=*/true);
     return outputs;
@@ -431,7 +432,8 @@ void HazardDetector::on_grad_forward(const std::vector<at::Tensor> &outputs,
   std::vector<std::shared_ptr<Node>> roots;
   for (const auto &out : outputs)
     if (auto fn = out.grad_fn())
-      roots.push_back(std::move(fn));
+      if (std::find(roots.begin(), roots.end(), fn) == roots.end())
+        roots.push_back(std::move(fn));
   if (!roots.empty())
     shared_->watch(shared_, std::move(roots), site, /*gradient_graph=*/false);
 }

@@ -3,14 +3,14 @@
 // overwritten by a buffer broadcast.
 //
 // A grad-mode forward is recorded with the autograd nodes of its outputs
-// (weakly). When a later forward broadcasts buffers, every recorded forward
-// whose graph is still alive gets a pre-hook on its output nodes, and the
-// record notes the broadcast buffers with their versions before the
-// broadcast. Records live as long as their graphs (a graph kept by
-// retain_graph or create_graph can be traversed again after a backward).
-// The hook runs only if a backward (or autograd::grad) actually traverses that
-// graph. It then inspects the graph the engine is about to execute: every node
-// reachable from the output node that the backward will run has its saved
+// (weakly), each with a pre-hook. When a later forward broadcasts buffers,
+// every record whose graph is still alive notes the broadcast buffers with
+// their versions before the broadcast. Records live as long as their graphs
+// (a graph kept by retain_graph or create_graph can be traversed again after
+// a backward). The hook runs only if a backward (or autograd::grad) is about
+// to run that output node, and does nothing unless a broadcast followed the
+// forward. It then inspects the graph the engine is about to execute: every
+// node reachable from the output node that the backward will run has its saved
 // variables unpacked by compiled autograd's visitor (Node::compiled_args),
 // which applies autograd's own version check. A node whose check fails, and
 // passes once the broadcast buffers' version counters are put back to their
