@@ -168,7 +168,7 @@ std::string caller_frame() {
   static const char *const kInternal[] = {
       "libtorch", "libc10", "libc.so", "libstdc++", "ddpguard::detail",
       "ddpguard::DistributedDataParallel", "torch::autograd", "c10::",
-      "at::", "std::", "HazardPreHook", "get_backtrace", "caller_frame"};
+      "at::", "std::", "OutputNodeHook", "get_backtrace", "caller_frame"};
   for (std::string line; std::getline(frames, line);) {
     if (line.find("frame #") == std::string::npos)
       continue;
