@@ -101,8 +101,9 @@ static cl::opt<std::string> LineFilterJson(
 static cl::list<std::string> Rules("rules",
                                    cl::desc("Add a rule file (repeatable)"),
                                    cl::value_desc("file"), cl::cat(Category));
+// -j2 as well as -j 2, as make and run-clang-tidy take it.
 static cl::opt<unsigned> Jobs("j", cl::desc("Files checked in parallel"),
-                              cl::init(1), cl::cat(Category));
+                              cl::init(1), cl::Prefix, cl::cat(Category));
 static cl::opt<std::string> HeaderFilter(
     "header-filter",
     cl::desc("Regular expression matching the headers whose findings are "
