@@ -212,6 +212,20 @@ def build_fixed(args, entries, log_path):
         not_built |= guilty
 
 
+class Tee:
+    def __init__(self, path):
+        self.file = open(path, "w", encoding="utf-8")
+        self.stdout = sys.stdout
+
+    def write(self, text):
+        self.stdout.write(text)
+        self.file.write(text)
+
+    def flush(self):
+        self.stdout.flush()
+        self.file.flush()
+
+
 def main():
     args = parse_args()
     t0 = time.time()
@@ -220,6 +234,7 @@ def main():
     expected = load_expectations(args.expectations)
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
+    sys.stdout = Tee(os.path.join(args.work, "summary.txt"))
     listed = subprocess.run([args.runner, "--list"], stdout=subprocess.PIPE,
                             check=True).stdout.decode().split()
     for name in programs:
