@@ -427,6 +427,12 @@ struct State {
   llvm::DenseMap<ValueId, Origins> Provenance;
   /// Forwards whose graph is live.
   Origins Live;
+  /// Objects whose next forward may broadcast: DDP's
+  /// require_forward_param_sync, which the construction sets, a grad-mode
+  /// forward sets and a forward with grad mode off clears (runtime's
+  /// DDPCore::post_forward, PyTorch's _post_forward). Unknown at the
+  /// function's entry, so set there.
+  Origins MaySync;
   bool Reached = false;
 
   bool join(const State &Other) {
@@ -437,6 +443,7 @@ struct State {
       return true;
     }
     bool Changed = Live |= Other.Live;
+    Changed |= MaySync |= Other.MaySync;
     for (const auto &[Value, From] : Other.Provenance)
       Changed |= Provenance[Value] |= From;
     return Changed;
@@ -536,6 +543,8 @@ State HazardAnalyzer::initialState() const {
   State S;
   S.Reached = true;
   S.Provenance[G.unknownValue()].set(Unknown);
+  for (ObjectId O = 0; O < G.numObjects(); ++O)
+    S.MaySync.set(O);
   for (auto [Value, Origin] : G.inputs())
     S.Provenance[Value].set(Origin);
   return S;
@@ -601,8 +610,17 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
     }
     case Event::Kind::Forward: {
       const ObjectInfo &Object = G.object(E.Object);
-      // It clobbers the live graphs of the earlier forwards on its object.
-      if ((Result || Visit) && Object.BroadcastsBuffers && Object.HasBuffers) {
+      // It clobbers the live graphs of the earlier forwards on its object,
+      // unless the previous forward on the object ran with grad mode off on
+      // every way here: that one cleared require_forward_param_sync, so this
+      // forward does not broadcast (it sets the flag again if it has grad).
+      bool Syncs = S.MaySync.test(E.Object);
+      if (E.GradEnabled)
+        S.MaySync.set(E.Object);
+      else
+        S.MaySync.reset(E.Object);
+      if ((Result || Visit) && Syncs && Object.BroadcastsBuffers &&
+          Object.HasBuffers) {
         Origins Clobbered = S.Live & ObjectForwards[E.Object];
         if (Clobbered.empty()) {
         } else if (Result) {

@@ -2,7 +2,10 @@
 //
 // The rule (docs/ground-truth.md): a backward fails iff it traverses the
 // graph of a grad-mode forward F1 on a DDP object D, and a later forward F2 on
-// D ran (in any grad mode) while D broadcasts buffers and has buffers.
+// D ran (in any grad mode) while D broadcasts buffers and has buffers, and
+// F2 syncs: the forward on D before F2 (if any) ran in grad mode (it set
+// require_forward_param_sync; one with grad mode off clears it). This is a
+// may-property per object: F2 syncs if one way to it leaves the flag set.
 //
 // The analysis is a forward may-dataflow over an EventGraph whose state is
 // the provenance of each value (which origins its history comes from) and
