@@ -399,9 +399,9 @@ def main():
         len(rest), rtp / (rtp + rfp) if rtp + rfp else 1.0, rtp / (rtp + rfn) if rtp + rfn else 1.0))
     print("time: %.0f s (truth %.0f, check %.0f, fixes %.0f)" % (time.time() - t0, t_truth, t_check, t_fix))
     print("corpus: %d programs (%d fail, %d train); precision %.2f recall %.2f; fixes %d/%d train "
-          "(%s); known gaps %d; %s" % (
+          "(%d/%d of the flagged ones; %s); known gaps %d; %s" % (
               len(names), len(fail), len(train), precision, recall, trained, attempts,
-              ", ".join(modes), len(gaps), "FAILED" if problems else "ok"))
+              trained, len(fixes), ", ".join(modes), len(gaps), "FAILED" if problems else "ok"))
     return 1 if problems else 0
 
 
