@@ -492,7 +492,7 @@ DDPObjects::Buffers DDPObjects::buffersOfRecord(const CXXRecordDecl *Record) {
       Method = dyn_cast<CXXMethodDecl>(Template->getTemplatedDecl());
     if (!Method)
       continue;
-    forEachStmt(Method->getBody(), [&](const Stmt *S) {
+    auto Registrations = [&](const Stmt *S) {
       const auto *Call = dyn_cast<CallExpr>(S);
       const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
       if (!Callee || !Callee->getIdentifier())
@@ -501,7 +501,14 @@ DDPObjects::Buffers DDPObjects::buffersOfRecord(const CXXRecordDecl *Record) {
         Result = Buffers::Yes;
       else if (Callee->getName() == "register_module" && Call->getNumArgs() == 2)
         Result = Merge(Result, buffersOf(Call->getArg(1)->getType()));
-    });
+    };
+    forEachStmt(Method->getBody(), Registrations);
+    // A constructor's member initialisers are not in its body:
+    // `scale(register_buffer("scale", ...))`.
+    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(Method))
+      for (const CXXCtorInitializer *Init : Ctor->inits())
+        if (Init->isWritten() && Init->getInit())
+          forEachStmt(Init->getInit(), Registrations);
   }
   BufferCache[Record] = Result;
   return Result;
