@@ -68,6 +68,13 @@ public:
   FuseFixer(clangfe::DDPObjects &Objects, clang::ASTContext &Context)
       : Objects(Objects), Context(Context) {}
   FixOutcome make(const clangfe::Finding &F);
+  /// All findings of the translation unit: a run is fused only if no other
+  /// finding pairs one of its forwards with a forward outside it (that
+  /// forward would still overwrite buffers the fused forward saved, or the
+  /// fused forward those of an earlier one).
+  void setFindings(std::vector<clangfe::Finding> Findings) {
+    All = std::move(Findings);
+  }
 
 private:
   /// Where a statement holding a forward sits: its block and index there.
@@ -85,6 +92,7 @@ private:
 
   clangfe::DDPObjects &Objects;
   clang::ASTContext &Context;
+  std::vector<clangfe::Finding> All;
   llvm::DenseSet<const clang::FunctionDecl *> Indexed;
   llvm::DenseMap<const clang::Expr *, Position> Positions;
   /// The fix of each run of forwards, by its first forward: made once, so

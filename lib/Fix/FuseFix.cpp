@@ -268,6 +268,38 @@ FixOutcome FuseFixer::make(const Finding &F) {
         Statement.Statement->getEndLoc().isMacroID())
       return reason("a forward is in a macro expansion");
 
+  // Every hazard that involves a forward of the run must lie within it:
+  // otherwise the fused forward still broadcasts over the buffers of an
+  // earlier forward, or a later forward over the fused forward's.
+  auto InRun = [&](const Expr *Call) {
+    return llvm::any_of(Run, [&](const ForwardStatement &Statement) {
+      return Statement.Forward.Call == Call;
+    });
+  };
+  const SourceManager &SM = Context.getSourceManager();
+  for (const Finding &Other : All) {
+    if (Other.Function != F.Function || Other.Object != F.Object)
+      continue;
+    bool FirstIn = InRun(Other.First.Call), SecondIn = InRun(Other.Second.Call);
+    if (!FirstIn && !SecondIn)
+      continue;
+    if (FirstIn && SecondIn && !Other.Loop)
+      continue;
+    if (Other.Loop)
+      return reason("the forward at line " +
+                    std::to_string(SM.getPresumedLineNumber(
+                        Other.Second.Call->getBeginLoc())) +
+                    " overwrites buffers of a forward in another iteration "
+                    "of a loop, which fusing would not change");
+    const Site &Outside = FirstIn ? Other.Second : Other.First;
+    return reason("the forward at line " +
+                  std::to_string(SM.getPresumedLineNumber(
+                      Outside.Call->getBeginLoc())) +
+                  " cannot join the fused forwards and would still " +
+                  (FirstIn ? "overwrite the buffers they saved"
+                           : "have its saved buffers overwritten by them"));
+  }
+
   auto Cached = Made.find(Run.front().Forward.Call);
   if (Cached != Made.end())
     return Cached->second;

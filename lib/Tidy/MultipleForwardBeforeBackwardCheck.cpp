@@ -86,7 +86,9 @@ void MultipleForwardBeforeBackwardCheck::check(
 void MultipleForwardBeforeBackwardCheck::onEndOfTranslationUnit() {
   if (!Analysis)
     return;
-  for (const Finding &F : Analysis->run())
+  std::vector<Finding> Findings = Analysis->run();
+  Fuser->setFindings(Findings);
+  for (const Finding &F : Findings)
     report(F);
   Fuser.reset();
   Analysis.reset();
