@@ -7,7 +7,7 @@
 // The detector figures alternate blocks of steps on two identical models
 // (kWarn vs kSilent) so that drift affects both alike. torch_step_bench.py is
 // the PyTorch side; run_benchmarks.sh runs both and prints the ratios.
-#include <ddpguard/runtime/DistributedDataParallel.h>
+#include "StepBenchModel.h"
 
 #include <torch/torch.h>
 
@@ -16,56 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace {
-
-// in -> hidden -> hidden -> in, with BatchNorm; in = hidden / 4.
-struct MlpImpl : torch::nn::Module {
-  explicit MlpImpl(int64_t hidden)
-      : fc1(register_module("fc1", torch::nn::Linear(hidden / 4, hidden))),
-        bn1(register_module("bn1", torch::nn::BatchNorm1d(hidden))),
-        fc2(register_module("fc2", torch::nn::Linear(hidden, hidden))),
-        bn2(register_module("bn2", torch::nn::BatchNorm1d(hidden))),
-        fc3(register_module("fc3", torch::nn::Linear(hidden, hidden / 4))) {}
-  torch::Tensor forward(torch::Tensor x) {
-    x = torch::relu(bn1(fc1(x)));
-    x = torch::relu(bn2(fc2(x)));
-    return fc3(x);
-  }
-  torch::nn::Linear fc1;
-  torch::nn::BatchNorm1d bn1;
-  torch::nn::Linear fc2;
-  torch::nn::BatchNorm1d bn2;
-  torch::nn::Linear fc3;
-};
-TORCH_MODULE(Mlp);
-
-using DDP = ddpguard::DistributedDataParallel<Mlp>;
-
-void barrier(const ddpguard::ProcessGroupPtr &pg) {
-  std::vector<at::Tensor> t{torch::zeros({1})};
-  pg->allreduce(t)->wait();
-}
-
-// Seconds for `steps` training steps.
-double run_steps(DDP &ddp, torch::optim::SGD &opt, const torch::Tensor &x,
-                 int steps) {
-  barrier(ddp.process_group());
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < steps; ++i) {
-    opt.zero_grad();
-    ddp(x).pow(2).mean().backward();
-    opt.step();
-  }
-  barrier(ddp.process_group());
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-} // namespace
+using namespace step_bench;
 
 int main(int argc, char **argv) {
   if (argc != 5) {

@@ -8,7 +8,7 @@
 //   verify_on_ms=<median> verify_off_ms=<median> cost=<median of on/off - 1 per block pair>
 //   verifier_ms_per_step=<its own clock> direct_cost=<that / unverified step> exchanges=<n>
 //   bytes_hashed_per_step=<n>
-#include <ddpguard/runtime/DistributedDataParallel.h>
+#include "../runtime/StepBenchModel.h"
 #include <ddpguard/runtime/Verify.h>
 
 #include <torch/torch.h>
@@ -23,53 +23,7 @@
 #include <unistd.h>
 #include <string>
 
-namespace {
-
-struct MlpImpl : torch::nn::Module {
-  explicit MlpImpl(int64_t hidden)
-      : fc1(register_module("fc1", torch::nn::Linear(hidden / 4, hidden))),
-        bn1(register_module("bn1", torch::nn::BatchNorm1d(hidden))),
-        fc2(register_module("fc2", torch::nn::Linear(hidden, hidden))),
-        bn2(register_module("bn2", torch::nn::BatchNorm1d(hidden))),
-        fc3(register_module("fc3", torch::nn::Linear(hidden, hidden / 4))) {}
-  torch::Tensor forward(torch::Tensor x) {
-    x = torch::relu(bn1(fc1(x)));
-    x = torch::relu(bn2(fc2(x)));
-    return fc3(x);
-  }
-  torch::nn::Linear fc1;
-  torch::nn::BatchNorm1d bn1;
-  torch::nn::Linear fc2;
-  torch::nn::BatchNorm1d bn2;
-  torch::nn::Linear fc3;
-};
-TORCH_MODULE(Mlp);
-
-using DDP = ddpguard::DistributedDataParallel<Mlp>;
-
-void barrier(const ddpguard::ProcessGroupPtr &pg) {
-  std::vector<at::Tensor> t{torch::zeros({1})};
-  pg->allreduce(t)->wait();
-}
-
-double run_steps(DDP &ddp, torch::optim::SGD &opt, const torch::Tensor &x, int steps) {
-  barrier(ddp.process_group());
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < steps; ++i) {
-    opt.zero_grad();
-    ddp(x).pow(2).mean().backward();
-    opt.step();
-  }
-  barrier(ddp.process_group());
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-} // namespace
+using namespace step_bench;
 
 int main(int argc, char **argv) {
   if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "aa")) {
