@@ -18,11 +18,20 @@ Event Event::forward(SiteId Site, ObjectId Object, bool GradEnabled,
 }
 
 Event Event::backward(SiteId Site, llvm::ArrayRef<ValueId> Roots,
-                      bool RetainGraph) {
+                      bool RetainGraph, bool CreateGraph) {
   Event E{Kind::Backward};
   E.Site = Site;
   E.RetainGraph = RetainGraph;
+  E.CreateGraph = CreateGraph;
   E.Sources.assign(Roots.begin(), Roots.end());
+  return E;
+}
+
+Event Event::grad(SiteId Site, llvm::ArrayRef<ValueId> Roots, bool RetainGraph,
+                  bool CreateGraph, ValueId Gradients) {
+  Event E = backward(Site, Roots, RetainGraph, CreateGraph);
+  E.ReturnsGradients = true;
+  E.Target = Gradients;
   return E;
 }
 

@@ -42,7 +42,8 @@ struct Event {
   enum class Kind {
     /// A forward on Object: Output derives from this forward and from Inputs.
     Forward,
-    /// A backward (or autograd::grad) through the graphs of Sources.
+    /// A backward (or autograd::grad) through the graphs of Sources. With
+    /// ReturnsGradients (autograd::grad) the gradients are stored in Target.
     Backward,
     /// Target derives from Sources; Strong replaces Target's history.
     Derive,
@@ -54,7 +55,12 @@ struct Event {
   ObjectId Object = 0;
   bool GradEnabled = true;
   bool Strong = false;
+  /// Backward: the graphs it traverses survive it (retain_graph).
   bool RetainGraph = false;
+  /// Backward: it also builds the gradients' graph (create_graph), whose
+  /// nodes read what the traversed graphs saved.
+  bool CreateGraph = false;
+  bool ReturnsGradients = false;
   ValueId Target = 0;
   llvm::SmallVector<ValueId, 4> Sources;
   /// For forwards: the origin that stands for this forward.
@@ -63,7 +69,10 @@ struct Event {
   static Event forward(SiteId Site, ObjectId Object, bool GradEnabled,
                        ValueId Output, llvm::ArrayRef<ValueId> Inputs);
   static Event backward(SiteId Site, llvm::ArrayRef<ValueId> Roots,
-                        bool RetainGraph);
+                        bool RetainGraph, bool CreateGraph = false);
+  /// autograd::grad: a backward that returns the gradients in Gradients.
+  static Event grad(SiteId Site, llvm::ArrayRef<ValueId> Roots,
+                    bool RetainGraph, bool CreateGraph, ValueId Gradients);
   static Event derive(ValueId Target, llvm::ArrayRef<ValueId> Sources,
                       bool Strong);
   static Event ret(SiteId Site, llvm::ArrayRef<ValueId> Sources);

@@ -520,7 +520,8 @@ void HazardAnalyzer::computeLiveness() {
       Live |= LiveIn[Succ];
     for (const Event &E : llvm::reverse(Blocks[B].Events)) {
       bool Kills = E.EventKind == Event::Kind::Forward ||
-                   (E.EventKind == Event::Kind::Derive && E.Strong);
+                   (E.EventKind == Event::Kind::Derive && E.Strong) ||
+                   (E.EventKind == Event::Kind::Backward && E.ReturnsGradients);
       if (Kills)
         Live.reset(E.Target);
       if (E.EventKind == Event::Kind::Derive && !E.Strong)
@@ -641,6 +642,16 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
     }
     case Event::Kind::Backward: {
       Origins P = provenanceOf(S, E.Sources);
+      // Gradients without create_graph have no history; with it, theirs
+      // runs through the nodes of the roots' graphs, so a backward through
+      // them traverses those graphs again (a gradient penalty).
+      if (E.ReturnsGradients)
+        S.Provenance[E.Target] = E.CreateGraph ? P : Origins();
+      // The gradients' graph saves what the traversed nodes saved (the
+      // double-backward formulas take BatchNorm's running statistics and
+      // mul's other operand), so create_graph keeps those graphs' saved
+      // buffers in use even where retain_graph frees the graphs themselves.
+      bool Keeps = E.RetainGraph || E.CreateGraph;
       bool ThroughUnknown = P.test(Unknown);
       P.reset(Unknown);
       if (ThroughUnknown)
@@ -649,10 +660,10 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
         Index->BlockBackwards[B].push_back(
             {I, static_cast<unsigned>(Result->Backwards.size())});
         Result->Backwards.push_back(
-            {E.Site, dense(P, NumOrigins), E.RetainGraph, ThroughUnknown});
+            {E.Site, dense(P, NumOrigins), Keeps, ThroughUnknown});
         Traversed.push_back(P);
       }
-      if (!E.RetainGraph) {
+      if (!Keeps) {
         Origins Dead = S.Live & P;
         S.Live.intersectWithComplement(P);
         if (Visit && !Dead.empty())

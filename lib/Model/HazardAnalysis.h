@@ -10,10 +10,12 @@
 // The analysis is a forward may-dataflow over an EventGraph whose state is
 // the provenance of each value (which origins its history comes from) and
 // the forwards whose graph is still live. A live graph dies at a backward
-// through it (unless the graph is retained), or where no live value derives
+// through it (unless the graph is retained, or the backward creates the
+// gradients' graph, which reads what it saved), or where no live value derives
 // from it any more: a value no later event reads is dropped, and so is a
 // forward no remaining value derives from. This keeps the state proportional
-// to what is live.
+// to what is live. The gradients autograd::grad returns derive from the
+// roots' graphs with create_graph, and from nothing without it.
 //
 // F2 clobbers F1 when F1's graph is live (and F1 on F2's object) just before
 // F2; the pair fails at each later backward that traverses F1's graph before
@@ -55,6 +57,7 @@ struct BackwardUse {
   SiteId Site;
   /// Origins whose graphs this backward traverses.
   llvm::SmallBitVector Origins;
+  /// The graphs it traverses survive it (retain_graph or create_graph).
   bool RetainGraph;
   /// The backward went through a value of unknown history.
   bool ThroughUnknown;

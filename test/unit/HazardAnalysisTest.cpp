@@ -26,6 +26,12 @@ public:
   void backward(std::initializer_list<ValueId> Roots, bool Retain = false) {
     G.append(Block, Event::backward(NextSite++, Roots, Retain));
   }
+  /// autograd::grad of Roots; returns the gradients.
+  ValueId grad(std::initializer_list<ValueId> Roots, bool Retain, bool Create) {
+    ValueId Gradients = G.addValue();
+    G.append(Block, Event::grad(NextSite++, Roots, Retain, Create, Gradients));
+    return Gradients;
+  }
   ValueId combine(std::initializer_list<ValueId> Sources) {
     ValueId V = G.addValue();
     G.append(Block, Event::derive(V, Sources, true));
@@ -139,6 +145,102 @@ TEST(HazardAnalysis, LoopWithBackwardEachIterationIsOk) {
   B.backward({B.forward()});
   B.endLoop();
   EXPECT_TRUE(B.run().Hazards.empty());
+}
+
+// Retained graphs (docs/ground-truth.md, test/lit/checker/retained-graphs.cpp).
+TEST(HazardAnalysis, RetainedGraphFailsAtTheLaterBackwardThroughIt) {
+  for (bool ViaGrad : {false, true}) {
+    GraphBuilder B;
+    ValueId O1 = B.forward();
+    if (ViaGrad)
+      B.grad({O1}, /*Retain=*/true, /*Create=*/false);
+    else
+      B.backward({O1}, /*Retain=*/true);
+    B.forward();
+    B.backward({O1});
+    AnalysisResult R = B.run();
+    ASSERT_EQ(R.Hazards.size(), 1u) << ViaGrad;
+    EXPECT_EQ(B.G.forwardOf(R.Hazards[0].SecondForward).Site, 2u);
+    EXPECT_EQ(R.Hazards[0].Backward, 3u);
+  }
+}
+
+TEST(HazardAnalysis, BackwardWithoutRetainGraphEndsTheHazard) {
+  for (bool ViaGrad : {false, true}) {
+    GraphBuilder B;
+    ValueId O1 = B.forward();
+    if (ViaGrad)
+      B.grad({O1}, /*Retain=*/false, /*Create=*/false);
+    else
+      B.backward({O1});
+    B.forward();
+    // Autograd refuses this backward for another reason: the graph is freed.
+    B.backward({O1});
+    EXPECT_TRUE(B.run().Hazards.empty()) << ViaGrad;
+  }
+}
+
+TEST(HazardAnalysis, GradientsWithoutCreateGraphHaveNoHistory) {
+  GraphBuilder B;
+  ValueId O1 = B.forward();
+  ValueId Grads = B.grad({O1}, /*Retain=*/true, /*Create=*/false);
+  ValueId O2 = B.forward();
+  B.backward({B.combine({O2, Grads})});
+  EXPECT_TRUE(B.run().Hazards.empty());
+}
+
+TEST(HazardAnalysis, CreateGraphGradientsTraverseTheFirstGraph) {
+  // The penalty's backward alone, and with the loss; with retain_graph
+  // false too, since the gradients' graph saved the same buffers.
+  for (bool Retain : {true, false})
+    for (bool WithLoss : {false, true}) {
+      GraphBuilder B;
+      ValueId O1 = B.forward();
+      ValueId Grads = B.grad({O1}, Retain, /*Create=*/true);
+      B.forward();
+      B.backward({WithLoss ? B.combine({O1, Grads}) : B.combine({Grads})});
+      AnalysisResult R = B.run();
+      ASSERT_EQ(R.Hazards.size(), 1u) << Retain << WithLoss;
+      EXPECT_EQ(B.G.forwardOf(R.Hazards[0].FirstForward).Site, 0u);
+      EXPECT_EQ(B.G.forwardOf(R.Hazards[0].SecondForward).Site, 2u);
+    }
+}
+
+TEST(HazardAnalysis, CreateGraphWithoutSecondForwardIsOk) {
+  GraphBuilder B;
+  ValueId O1 = B.forward();
+  ValueId Grads = B.grad({O1}, /*Retain=*/true, /*Create=*/true);
+  B.backward({B.combine({O1, Grads})});
+  EXPECT_TRUE(B.run().Hazards.empty());
+}
+
+TEST(HazardAnalysis, GradientsAreReplacedEachIteration) {
+  // A penalty per iteration, backpropagated in its iteration: ok. Summed
+  // over the iterations and backpropagated after the loop: an error.
+  for (bool Accumulate : {false, true}) {
+    GraphBuilder B;
+    ValueId Penalty = B.G.addValue();
+    B.beginLoop();
+    ValueId Grads = B.grad({B.forward()}, /*Retain=*/true, /*Create=*/true);
+    if (Accumulate)
+      B.G.append(B.Block, Event::derive(Penalty, {Grads}, /*Strong=*/false));
+    else
+      B.backward({Grads});
+    B.endLoop();
+    if (Accumulate)
+      B.backward({Penalty});
+    AnalysisResult R = B.run();
+    if (!Accumulate) {
+      EXPECT_TRUE(R.Hazards.empty());
+      continue;
+    }
+    // The iterations share one origin, so the next iteration's grad is
+    // listed too; the penalty's backward must be.
+    ASSERT_EQ(R.Clobbers.size(), 1u);
+    EXPECT_TRUE(llvm::any_of(R.Hazards, [](const Hazard &H) {
+      return H.Backward == 2u;
+    }));
+  }
 }
 
 TEST(HazardAnalysis, UnknownHistoryIsAssumedToReachLiveGraphs) {
@@ -416,7 +518,7 @@ TEST(HazardAnalysis, CompactResultsAgreeWithTheListingOnRandomGraphs) {
     auto Target = [&] { return Values[1 + Pick(Values.size() - 1)]; };
     for (unsigned I = 0; I < Blocks; ++I)
       for (unsigned E = Pick(5); E > 0; --E)
-        switch (Pick(3)) {
+        switch (Pick(4)) {
         case 0:
           G.append(I, Event::forward(Site++, Pick(Objects), Pick(4) != 0,
                                      Target(), Some()));
@@ -427,6 +529,10 @@ TEST(HazardAnalysis, CompactResultsAgreeWithTheListingOnRandomGraphs) {
         case 2:
           G.append(I, Event::backward(Site++, {Values[Pick(Values.size())]},
                                       Pick(4) == 0));
+          break;
+        case 3:
+          G.append(I, Event::grad(Site++, {Values[Pick(Values.size())]},
+                                  Pick(4) == 0, Pick(3) == 0, Target()));
           break;
         }
     AnalysisResult R = analyzeHazards(G);
