@@ -24,6 +24,30 @@ const FunctionDecl *visibleCallee(const CallExpr *Call,
   return Definition;
 }
 
+llvm::SmallVector<const CXXMethodDecl *, 1> callOperators(const Expr *Argument,
+                                                          bool &Inline) {
+  llvm::SmallVector<const CXXMethodDecl *, 1> Operators;
+  const Expr *E = skipImplicit(Argument);
+  Inline = isa_and_nonnull<LambdaExpr>(E);
+  if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E))
+    if (const auto *Var = dyn_cast<VarDecl>(Ref->getDecl()))
+      if (!isa<ParmVarDecl>(Var) && Var->getInit())
+        E = skipImplicit(Var->getInit());
+  const auto *Lambda = dyn_cast_or_null<LambdaExpr>(E);
+  if (!Lambda)
+    return Operators;
+  const CXXRecordDecl *Closure = Lambda->getLambdaClass();
+  if (!Closure->isGenericLambda()) {
+    Operators.push_back(Closure->getLambdaCallOperator());
+    return Operators;
+  }
+  if (const FunctionTemplateDecl *Template =
+          Closure->getDependentLambdaCallOperator())
+    for (const FunctionDecl *Spec : Template->specializations())
+      Operators.push_back(cast<CXXMethodDecl>(Spec));
+  return Operators;
+}
+
 namespace {
 
 bool isInPlaceMutator(StringRef Name) {
@@ -108,6 +132,17 @@ private:
   void handle(const Stmt *S, unsigned Block);
   bool handleBackward(const CallExpr *Call, unsigned Block);
   bool handleSummarisedCall(const CallExpr *Call, unsigned Block);
+  bool handleCallableArguments(const CallExpr *Call, unsigned Block);
+  /// Appends the events of a call of Callee that Sum summarises. Argument
+  /// maps a parameter to the expression bound to it; when it gives none, all
+  /// of ArgLeaves stand for that parameter (a library algorithm's elements).
+  /// Returns the values the call's result (or what it stores) derives from.
+  llvm::SmallVector<ValueId, 4>
+  applySummary(const CallExpr *Call, const FunctionDecl *Callee,
+               const Summary &Sum,
+               llvm::function_ref<const Expr *(unsigned)> Argument,
+               llvm::ArrayRef<ValueId> ArgLeaves, bool Algorithm, bool AtInner,
+               unsigned Block);
   void handleMutation(const CallExpr *Call, unsigned Block);
   void derive(unsigned Block, const Expr *Target,
               llvm::ArrayRef<ValueId> Sources, bool Strong);
@@ -292,28 +327,37 @@ bool Translator::handleBackward(const CallExpr *Call, unsigned Block) {
            Value;
   };
   const Expr *Roots = nullptr;
-  bool Retain = false;
+  // retain_graph defaults to create_graph.
+  bool Retain = false, Create = false, Grad = false;
   if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call)) {
     const CXXRecordDecl *Record = Member->getRecordDecl();
     if (Callee->getName() != "backward" || !Record ||
         !StringRef(qualifiedName(Record)).ends_with("Tensor"))
       return false;
     Roots = Member->getImplicitObjectArgument();
-    Retain = IsTrue(1) || IsTrue(2);
+    Create = IsTrue(2);
+    Retain = IsTrue(1) || Create;
   } else {
     std::string Name = Callee->getQualifiedNameAsString();
-    if (Name == "torch::autograd::backward")
-      Retain = IsTrue(2) || IsTrue(3);
-    else if (Name == "torch::autograd::grad")
-      Retain = IsTrue(3) || IsTrue(4);
-    else
+    if (Name == "torch::autograd::backward") {
+      Create = IsTrue(3);
+      Retain = IsTrue(2) || Create;
+    } else if (Name == "torch::autograd::grad") {
+      Grad = true;
+      Create = IsTrue(4);
+      Retain = IsTrue(3) || Create;
+    } else {
       return false;
+    }
     if (Call->getNumArgs() == 0)
       return false;
     Roots = Call->getArg(0);
   }
-  Result.Graph.append(Block, Event::backward(addSite({Call}), leaves({Roots}),
-                                             Retain));
+  SiteId Site = addSite({Call});
+  llvm::SmallVector<ValueId, 4> RootValues = leaves({Roots});
+  Result.Graph.append(
+      Block, Grad ? Event::grad(Site, RootValues, Retain, Create, exprValue(Call))
+                  : Event::backward(Site, RootValues, Retain, Create));
   return true;
 }
 
@@ -333,43 +377,154 @@ bool Translator::handleSummarisedCall(const CallExpr *Call, unsigned Block) {
   llvm::SmallVector<const Expr *, 4> Args(Call->arg_begin() + Offset,
                                           Call->arg_end());
   llvm::SmallVector<ValueId, 4> ArgLeaves = leaves(Args);
-  bool CallerGrad = gradEnabledAt(Call);
-
-  std::vector<ValueId> Outputs(Sum->Effects.size());
-  llvm::SmallVector<ValueId, 4> Returned(ArgLeaves);
-  for (unsigned I = 0; I < Sum->Effects.size(); ++I) {
-    const Summary::Effect &Effect = Sum->Effects[I];
-    Site S{Call, Callee, Effect.Loc, Effect.Repeats};
-    if (!Effect.IsForward) {
-      llvm::SmallVector<ValueId, 4> Roots;
-      for (unsigned Parameter : Effect.ParameterRoots)
-        collectLeaves(Argument(Parameter), Roots);
-      for (unsigned Forward : Effect.ForwardRoots)
-        Roots.push_back(Outputs[Forward]);
-      if (Effect.ThroughUnknown)
-        Roots.push_back(Result.Graph.unknownValue());
-      Result.Graph.append(Block, Event::backward(addSite(S), Roots,
-                                                 Effect.RetainGraph));
-      continue;
-    }
-    const ValueDecl *Object = Effect.Object;
-    if (Effect.Kind == Summary::ObjectKind::Parameter)
-      Object = Objects.objectOf(Argument(Effect.Parameter));
-    if (!Object)
-      continue;
-    Outputs[I] = Result.Graph.addValue();
-    for (int Times = Effect.Repeats ? 2 : 1; Times > 0; --Times)
-      Result.Graph.append(Block, Event::forward(addSite(S), objectId(Object),
-                                                CallerGrad && Effect.GradEnabled,
-                                                Outputs[I], ArgLeaves));
-    if (Effect.Returned)
-      Returned.push_back(Outputs[I]);
-  }
-  for (auto [Parameter, Forward] : Sum->StoredOutputs)
-    if (const Expr *Arg = Argument(Parameter))
-      derive(Block, Arg, {Outputs[Forward]}, /*Strong=*/false);
+  llvm::SmallVector<ValueId, 4> Returned =
+      applySummary(Call, Callee, *Sum, Argument, ArgLeaves,
+                   /*Algorithm=*/false, /*AtInner=*/false, Block);
   Result.Graph.append(Block,
                       Event::derive(exprValue(Call), Returned, /*Strong=*/true));
+  return true;
+}
+
+llvm::SmallVector<ValueId, 4> Translator::applySummary(
+    const CallExpr *Call, const FunctionDecl *Callee, const Summary &Sum,
+    llvm::function_ref<const Expr *(unsigned)> Argument,
+    llvm::ArrayRef<ValueId> ArgLeaves, bool Algorithm, bool AtInner,
+    unsigned Block) {
+  auto ParameterLeaves = [&](unsigned Parameter,
+                             llvm::SmallVectorImpl<ValueId> &Out) {
+    if (const Expr *Arg = Argument(Parameter))
+      collectLeaves(Arg, Out);
+    else
+      Out.append(ArgLeaves.begin(), ArgLeaves.end());
+  };
+  bool CallerGrad = gradEnabledAt(Call);
+  llvm::SmallVector<ValueId, 4> Returned(ArgLeaves);
+  for (const VarDecl *Var : Sum.ReturnedCaptures)
+    Returned.push_back(valueOf(Var));
+  // An algorithm may run the lambda once per element: two runs of all its
+  // events stand for any number. A helper repeats the forwards it runs in a
+  // loop.
+  for (unsigned Run = 0; Run < (Algorithm ? 2 : 1); ++Run) {
+    std::vector<ValueId> Outputs(Sum.Effects.size());
+    for (unsigned I = 0; I < Sum.Effects.size(); ++I) {
+      const Summary::Effect &Effect = Sum.Effects[I];
+      Site S{Call, Callee, Effect.Loc, Effect.Repeats || Algorithm};
+      S.AtInner = AtInner;
+      if (!Effect.IsForward) {
+        llvm::SmallVector<ValueId, 4> Roots;
+        for (unsigned Parameter : Effect.ParameterRoots)
+          ParameterLeaves(Parameter, Roots);
+        for (const VarDecl *Var : Effect.CaptureRoots)
+          Roots.push_back(valueOf(Var));
+        for (unsigned Forward : Effect.ForwardRoots)
+          Roots.push_back(Outputs[Forward]);
+        if (Effect.ThroughUnknown)
+          Roots.push_back(Result.Graph.unknownValue());
+        Result.Graph.append(Block, Event::backward(addSite(S), Roots,
+                                                   Effect.RetainGraph));
+        continue;
+      }
+      const ValueDecl *Object = Effect.Object;
+      if (Effect.Kind == Summary::ObjectKind::Parameter)
+        Object = Argument(Effect.Parameter)
+                     ? Objects.objectOf(Argument(Effect.Parameter))
+                     : nullptr;
+      if (!Object)
+        continue;
+      Outputs[I] = Result.Graph.addValue();
+      for (int Times = Effect.Repeats && !Algorithm ? 2 : 1; Times > 0; --Times)
+        Result.Graph.append(
+            Block, Event::forward(addSite(S), objectId(Object),
+                                  CallerGrad && Effect.GradEnabled, Outputs[I],
+                                  ArgLeaves));
+      if (Effect.Returned)
+        Returned.push_back(Outputs[I]);
+    }
+    for (auto [Parameter, Forward] : Sum.StoredOutputs) {
+      if (const Expr *Arg = Argument(Parameter))
+        derive(Block, Arg, {Outputs[Forward]}, /*Strong=*/false);
+      else
+        Returned.push_back(Outputs[Forward]);
+    }
+    for (auto [Var, Forward] : Sum.StoredCaptures)
+      Result.Graph.append(Block, Event::derive(valueOf(Var), {Outputs[Forward]},
+                                               /*Strong=*/false));
+  }
+  return Returned;
+}
+
+bool Translator::handleCallableArguments(const CallExpr *Call, unsigned Block) {
+  // A library algorithm (std::transform, std::for_each, std::accumulate...)
+  // runs the lambda on its elements: its body is not ours to read, but the
+  // lambda's is. Calls whose body we see are summarised instead.
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  if (!Callee || visibleCallee(Call, SM))
+    return false;
+  // `f(x)` on a std::function holding a lambda: one call of the lambda.
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
+      Op && Op->getOperator() == OO_Call && Op->getNumArgs() > 0) {
+    bool Inline = false;
+    llvm::SmallVector<const Expr *, 4> Args(Op->arg_begin() + 1,
+                                            Op->arg_end());
+    llvm::SmallVector<ValueId, 4> ArgLeaves = leaves(Args);
+    llvm::SmallVector<ValueId, 4> Results;
+    for (const CXXMethodDecl *Operator : callOperators(Op->getArg(0), Inline))
+      if (const Summary *Sum = Summaries.summaryFor(Operator)) {
+        auto Argument = [&](unsigned Parameter) -> const Expr * {
+          return Parameter < Args.size() ? Args[Parameter] : nullptr;
+        };
+        llvm::SmallVector<ValueId, 4> Returned =
+            applySummary(Call, Operator, *Sum, Argument, ArgLeaves,
+                         /*Algorithm=*/false, /*AtInner=*/false, Block);
+        Results.append(Returned.begin(), Returned.end());
+      }
+    if (Results.empty())
+      return false;
+    Result.Graph.append(Block, Event::derive(exprValue(Call), Results,
+                                             /*Strong=*/true));
+    return true;
+  }
+  struct Callable {
+    const CXXMethodDecl *Operator;
+    const Summary *Sum;
+    bool Inline;
+  };
+  llvm::SmallVector<Callable, 1> Callables;
+  llvm::SmallVector<const Expr *, 4> Others;
+  for (const Expr *Arg : Call->arguments()) {
+    bool Inline = false;
+    llvm::SmallVector<const CXXMethodDecl *, 1> Operators =
+        callOperators(Arg, Inline);
+    if (Operators.empty()) {
+      Others.push_back(Arg);
+      continue;
+    }
+    for (const CXXMethodDecl *Operator : Operators)
+      if (const Summary *Sum = Summaries.summaryFor(Operator))
+        Callables.push_back({Operator, Sum, Inline});
+  }
+  if (Callables.empty())
+    return false;
+  llvm::SmallVector<ValueId, 4> ArgLeaves = leaves(Others);
+  llvm::SmallVector<ValueId, 4> Results;
+  for (const Callable &C : Callables) {
+    llvm::SmallVector<ValueId, 4> Returned = applySummary(
+        Call, C.Operator, *C.Sum,
+        [](unsigned) -> const Expr * { return nullptr; }, ArgLeaves,
+        /*Algorithm=*/true, /*AtInner=*/C.Inline, Block);
+    Results.append(Returned.begin(), Returned.end());
+  }
+  // What the lambda returns lands in the algorithm's result or in a range
+  // or container its arguments name (an output iterator, an accumulator).
+  for (const Expr *Arg : Others)
+    forEachStmt(Arg, [&](const Stmt *S) {
+      if (const auto *Ref = dyn_cast<DeclRefExpr>(S))
+        if (isa<VarDecl>(Ref->getDecl()))
+          Result.Graph.append(Block, Event::derive(valueOf(Ref->getDecl()),
+                                                   Results, /*Strong=*/false));
+    });
+  Result.Graph.append(Block,
+                      Event::derive(exprValue(Call), Results, /*Strong=*/true));
   return true;
 }
 
@@ -425,10 +580,21 @@ void Translator::reserveCallValue(const Stmt *S) {
       exprValue(Forward->Call);
     return;
   }
-  if (const auto *Call = dyn_cast<CallExpr>(S))
-    if (const FunctionDecl *Callee = visibleCallee(Call, SM))
+  if (const auto *Call = dyn_cast<CallExpr>(S)) {
+    if (const FunctionDecl *Callee = visibleCallee(Call, SM)) {
       if (Summaries.summaryFor(Callee))
         exprValue(Call);
+      return;
+    }
+    for (const Expr *Arg : Call->arguments()) {
+      bool Inline = false;
+      for (const CXXMethodDecl *Operator : callOperators(Arg, Inline))
+        if (Summaries.summaryFor(Operator)) {
+          exprValue(Call);
+          return;
+        }
+    }
+  }
 }
 
 void Translator::handle(const Stmt *S, unsigned Block) {
@@ -443,7 +609,8 @@ void Translator::handle(const Stmt *S, unsigned Block) {
     return;
   }
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
-    if (!handleBackward(Call, Block) && !handleSummarisedCall(Call, Block))
+    if (!handleBackward(Call, Block) && !handleSummarisedCall(Call, Block) &&
+        !handleCallableArguments(Call, Block))
       handleMutation(Call, Block);
     return;
   }
@@ -555,6 +722,21 @@ TranslatedFunction Translator::run() {
     Result.ParameterValues.push_back(Value);
     Result.ParameterOrigins.push_back(Origin);
   }
+  // A lambda's captured variables are its caller's: inputs, like parameters.
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(Function))
+    if (Method->getParent()->isLambda())
+      for (const LambdaCapture &C : Method->getParent()->captures()) {
+        if (!C.capturesVariable())
+          continue;
+        const auto *Var = dyn_cast<VarDecl>(C.getCapturedVar());
+        if (!Var || Var->isInitCapture() || DeclValues.count(Var))
+          continue;
+        OriginId Origin;
+        ValueId Value = Result.Graph.addInputValue(Origin);
+        DeclValues[Var] = Value;
+        Result.Captures.push_back(
+            {Var, Value, Origin, C.getCaptureKind() == LCK_ByRef});
+      }
   for (unsigned I = 0; I < Cfg->getNumBlockIDs(); ++I)
     Result.Graph.addBlock();
   Result.Graph.setEntry(Cfg->getEntry().getBlockID());

@@ -31,8 +31,10 @@ struct Summary {
     bool GradEnabled = true;
     bool Repeats = false;
     bool Returned = false;
-    // A backward: through which parameters and which earlier forwards.
+    // A backward: through which parameters, captured variables and earlier
+    // forwards.
     llvm::SmallVector<unsigned, 2> ParameterRoots;
+    llvm::SmallVector<const clang::VarDecl *, 2> CaptureRoots;
     llvm::SmallVector<unsigned, 2> ForwardRoots;
     bool RetainGraph = false;
     bool ThroughUnknown = false;
@@ -41,6 +43,11 @@ struct Summary {
   /// (parameter, forward effect): the forward's output is stored into the
   /// parameter (a container passed by reference).
   std::vector<std::pair<unsigned, unsigned>> StoredOutputs;
+  /// (variable, forward effect): a lambda stores the forward's output into a
+  /// variable of its caller captured by reference.
+  std::vector<std::pair<const clang::VarDecl *, unsigned>> StoredCaptures;
+  /// Captured variables whose history flows into the returned value.
+  llvm::SmallVector<const clang::VarDecl *, 2> ReturnedCaptures;
 };
 
 class SummaryProvider {
@@ -58,6 +65,17 @@ struct Site {
   const clang::FunctionDecl *Via = nullptr;
   clang::SourceLocation Inner;
   bool Repeats = false;
+  /// The helper is a lambda written among the call's arguments and run by a
+  /// library algorithm: diagnostics point at the event inside it.
+  bool AtInner = false;
+};
+
+/// A captured variable of a lambda, standing in its body for the caller's.
+struct Capture {
+  const clang::VarDecl *Variable = nullptr;
+  model::ValueId Value = 0;
+  model::OriginId Origin = 0;
+  bool ByReference = false;
 };
 
 struct TranslatedFunction {
@@ -70,6 +88,8 @@ struct TranslatedFunction {
   std::vector<model::OriginId> ParameterOrigins;
   /// By parameter index: the value standing for the parameter.
   std::vector<model::ValueId> ParameterValues;
+  /// For a lambda's call operator: the variables it captures.
+  std::vector<Capture> Captures;
   /// Blocks that lie on a cycle.
   std::vector<bool> InLoop;
   /// Blocks in reverse post-order.
@@ -81,6 +101,12 @@ struct TranslatedFunction {
 TranslatedFunction translateFunction(const clang::FunctionDecl *Function,
                                      DDPObjects &Objects,
                                      SummaryProvider &Summaries);
+
+/// The call operators of a callable argument whose body we can see: a lambda
+/// written in place (Inline) or a variable initialised with one; for a
+/// generic lambda, its instantiations.
+llvm::SmallVector<const clang::CXXMethodDecl *, 1>
+callOperators(const clang::Expr *Argument, bool &Inline);
 
 /// The call's callee if it is a user function whose body we can see.
 const clang::FunctionDecl *visibleCallee(const clang::CallExpr *Call,

@@ -47,6 +47,13 @@ TranslationUnitAnalysis::scan(const FunctionDecl *Function) {
       if (const FunctionDecl *Callee = visibleCallee(Call, SM))
         Info.Callees.push_back(Callee);
     }
+    // A lambda may run here: called directly, or by a library algorithm.
+    if (const auto *Lambda = dyn_cast<LambdaExpr>(S)) {
+      bool Inline = false;
+      for (const CXXMethodDecl *Operator : callOperators(Lambda, Inline))
+        if (Operator->hasBody() && !Operator->isDependentContext())
+          Info.Callees.push_back(Operator);
+    }
   });
   Scans[Function] = std::move(Info);
   return Scans[Function];
@@ -157,6 +164,9 @@ Summary TranslationUnitAnalysis::summarise(const Analysed &A) {
         for (unsigned P = 0; P < T.ParameterOrigins.size(); ++P)
           if (Use->second->Origins.test(T.ParameterOrigins[P]))
             Effect.ParameterRoots.push_back(P);
+        for (const Capture &C : T.Captures)
+          if (Use->second->Origins.test(C.Origin))
+            Effect.CaptureRoots.push_back(C.Variable);
         for (int O : Use->second->Origins.set_bits()) {
           auto Forward = EffectOfOrigin.find(O);
           if (Forward != EffectOfOrigin.end())
@@ -179,6 +189,22 @@ Summary TranslationUnitAnalysis::summarise(const Analysed &A) {
       auto Forward = EffectOfOrigin.find(O);
       if (Forward != EffectOfOrigin.end())
         Sum.StoredOutputs.push_back({P, Forward->second});
+    }
+  }
+  // Forward outputs stored into variables captured by reference, and
+  // captured histories handed back.
+  for (const Capture &C : T.Captures) {
+    if (A.Result.ReturnedOrigins.test(C.Origin))
+      Sum.ReturnedCaptures.push_back(C.Variable);
+    if (!C.ByReference)
+      continue;
+    auto Exit = A.Result.ExitProvenance.find(C.Value);
+    if (Exit == A.Result.ExitProvenance.end())
+      continue;
+    for (int O : Exit->second.set_bits()) {
+      auto Forward = EffectOfOrigin.find(O);
+      if (Forward != EffectOfOrigin.end())
+        Sum.StoredCaptures.push_back({C.Variable, Forward->second});
     }
   }
   return Sum;
@@ -291,8 +317,13 @@ void TranslationUnitAnalysis::report(const Analysed &A,
     F.Backward = T.Sites[Best->Backward];
     SourceLocation FirstLoc = F.First.Call->getBeginLoc();
     SourceLocation SecondLoc = F.Second.Call->getBeginLoc();
-    if (F.First.Call == F.Second.Call ||
-        SM.isBeforeInTranslationUnit(SecondLoc, FirstLoc))
+    auto [FirstBlock, FirstIndex] = T.Graph.forwardPosition(Best->First);
+    auto [SecondBlock, SecondIndex] = T.Graph.forwardPosition(SecondOrigin);
+    F.RepeatedInCall = F.First.Call == F.Second.Call && F.Second.Repeats &&
+                       FirstBlock == SecondBlock && FirstIndex < SecondIndex;
+    if (!F.RepeatedInCall &&
+        (F.First.Call == F.Second.Call ||
+         SM.isBeforeInTranslationUnit(SecondLoc, FirstLoc)))
       F.Loop = commonLoop(T.Function, FirstLoc, SecondLoc);
     if (Inserted) {
       Findings.push_back(F);

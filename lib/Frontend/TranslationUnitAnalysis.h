@@ -27,6 +27,9 @@ struct Finding {
   Site Backward;
   /// Set when the two forwards are different iterations of this loop.
   const clang::Stmt *Loop = nullptr;
+  /// The two forwards are two runs of one forward within a single call of
+  /// a helper or algorithm that repeats it.
+  bool RepeatedInCall = false;
 };
 
 class TranslationUnitAnalysis : public SummaryProvider {

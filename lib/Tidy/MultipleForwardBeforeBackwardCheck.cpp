@@ -2,6 +2,7 @@
 
 #include "MultipleForwardBeforeBackwardCheck.h"
 #include "Fix/Fixes.h"
+#include "Frontend/Callers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/Support/YAMLParser.h"
@@ -105,7 +106,26 @@ static std::string describe(const FunctionDecl *Function) {
 }
 
 static SourceLocation locationOf(const Site &S) {
-  return S.Call->getBeginLoc();
+  return S.AtInner ? S.Inner : S.Call->getBeginLoc();
+}
+
+/// The library algorithm (or other unseen function) that the site's call
+/// hands a lambda to, if any.
+static const FunctionDecl *algorithmOf(const Site &S) {
+  const auto *Call = dyn_cast<CallExpr>(S.Call);
+  const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
+  const auto *Method = dyn_cast_or_null<CXXMethodDecl>(S.Via);
+  if (!Callee || !Method || !Method->getParent()->isLambda() ||
+      Callee->getCanonicalDecl() == Method->getCanonicalDecl())
+    return nullptr;
+  return Callee;
+}
+
+/// How a note names what runs a helper's or lambda's forward.
+static std::string describeRunner(const Site &S) {
+  if (const FunctionDecl *Algorithm = algorithmOf(S))
+    return "'" + Algorithm->getQualifiedNameAsString() + "'";
+  return describe(S.Via);
 }
 
 /// 'BufferBroadcast::kOncePerBackward' for 'ddpguard::BufferBroadcast::...':
@@ -117,6 +137,34 @@ static std::string shortEnumerator(StringRef Qualified) {
   size_t Enum = Qualified.substr(0, Last).rfind("::");
   return Enum == StringRef::npos ? Qualified.str()
                                  : Qualified.substr(Enum + 2).str();
+}
+
+void MultipleForwardBeforeBackwardCheck::noteCallerConstructions(
+    const Construction &C) {
+  for (const CallerSource &Source : C.Callers.Sources) {
+    const Construction &From = *Source.From;
+    // A temporary's construction stands for the parameter it is passed for.
+    std::string Object = isa<ParmVarDecl>(From.Object)
+                             ? "the temporary"
+                             : "'" + From.Object->getNameAsString() + "'";
+    std::string Setting;
+    if (fix::setsOncePerBackward(From, *Context))
+      Setting = "buffers are broadcast once per backward";
+    else if (From.Broadcast == BroadcastState::Unknown)
+      Setting = "'broadcast_buffers' is set to a value not known at compile "
+                "time; assuming true";
+    else if (!From.broadcasts())
+      Setting = "'broadcast_buffers' is false";
+    else if (From.Broadcast == BroadcastState::SetTrue)
+      Setting = "'broadcast_buffers' is set to true";
+    else
+      Setting = "'broadcast_buffers' is true by default";
+    diag(From.Expr->getBeginLoc(),
+         "%0 is constructed here and reaches %1 through %2; %3",
+         DiagnosticIDs::Note)
+        << Object << describeCallee(Source.Calls.back()->getDirectCallee())
+        << describeChain(Source) << Setting;
+  }
 }
 
 void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
@@ -139,8 +187,8 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   // A warning whose fix an earlier warning already carries offers no other
   // fix either: tools that take a note's fix when the warning has none
   // (clang-apply-replacements) must not mix the two fixes.
-  bool BroadcastTaken =
-      Broadcast.applies() && !ConstructionFixed.insert(F.Object).second;
+  bool BroadcastTaken = Broadcast.applies() &&
+                        !fix::claimConstructions(Broadcast, ConstructionFixed);
   bool FuseTaken = Fuse.applies() && !FuseFixed.insert(F.First.Call).second;
   if (FuseFirst ? FuseTaken : BroadcastTaken) {
     Broadcast.Hints.clear();
@@ -161,11 +209,22 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
     for (const FixItHint &Hint : FuseFirst ? Fuse.Hints : Broadcast.Hints)
       Warning << Hint;
   }
-  if (F.Second.Via)
+  if (F.Second.AtInner && !F.RepeatedInCall)
+    diag(F.Second.Call->getBeginLoc(), "%0 runs the lambda here",
+         DiagnosticIDs::Note)
+        << describeRunner(F.Second);
+  else if (F.Second.Via && !F.Second.AtInner)
     diag(F.Second.Inner, "the forward runs inside %0 here", DiagnosticIDs::Note)
         << describe(F.Second.Via);
 
-  if (F.Loop)
+  if (F.RepeatedInCall)
+    diag(F.Second.Call->getBeginLoc(),
+         "%0 may run the forward more than once in this call%select{|, once "
+         "per element}1: each run broadcasts over the buffers the run before "
+         "saved",
+         DiagnosticIDs::Note)
+        << describeRunner(F.Second) << (algorithmOf(F.Second) != nullptr);
+  else if (F.Loop)
     diag(locationOf(F.First),
          "the forwards happen in different iterations of the loop at line %0",
          DiagnosticIDs::Note)
@@ -175,7 +234,8 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
          "earlier forward on '%0' is here; its saved buffers are overwritten",
          DiagnosticIDs::Note)
         << Name;
-  if (F.First.Via && !(F.Second.Via && F.First.Inner == F.Second.Inner))
+  if (F.First.Via && !F.First.AtInner &&
+      !(F.Second.Via && F.First.Inner == F.Second.Inner))
     diag(F.First.Inner, "the forward runs inside %0 here", DiagnosticIDs::Note)
         << describe(F.First.Via);
 
@@ -186,7 +246,9 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
          DiagnosticIDs::Note)
         << describe(F.Backward.Via);
 
-  switch (C.Broadcast) {
+  if (C.Callers.Complete)
+    noteCallerConstructions(C);
+  else switch (C.Broadcast) {
   case BroadcastState::SetTrue:
     diag(C.Setting->getBeginLoc(), "'broadcast_buffers' is set to true here",
          DiagnosticIDs::Note);
@@ -208,6 +270,19 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
         << Name;
     break;
   }
+  if (!C.Callers.WhyNot.empty())
+    diag(C.Callers.WhyNotLoc,
+         "'%0' is not followed to its construction among the callers: %1",
+         DiagnosticIDs::Note)
+        << Name << C.Callers.WhyNot;
+
+  // The module's buffers were not all followed: say what was assumed.
+  if (!C.BuffersAssumption.empty())
+    diag(C.BuffersAssumedAt.isValid() ? C.BuffersAssumedAt
+                                      : F.Object->getLocation(),
+         "assuming the forward saves a buffer for backward: %0",
+         DiagnosticIDs::Note)
+        << C.BuffersAssumption;
 
   // The broadcast fix trades the crash for a change of behaviour: say so, and
   // name the fixes that keep buffers synchronised.
