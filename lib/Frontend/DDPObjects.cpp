@@ -67,8 +67,7 @@ static bool isSmartPointer(StringRef Name) {
   return Name == "std::shared_ptr" || Name == "std::unique_ptr";
 }
 
-/// Looks through references, pointers and std smart pointers.
-static QualType pointee(QualType Type) {
+QualType pointee(QualType Type) {
   for (;;) {
     Type = Type.getNonReferenceType();
     if (const auto *Pointer = Type->getAs<PointerType>()) {
@@ -403,128 +402,7 @@ void DDPObjects::evaluateBroadcast(Construction &C) {
   }
 }
 
-namespace {
-bool startsWithAny(StringRef Name, std::initializer_list<StringRef> Prefixes) {
-  return llvm::any_of(Prefixes,
-                      [&](StringRef Prefix) { return Name.starts_with(Prefix); });
-}
-} // namespace
-
-DDPObjects::Buffers DDPObjects::buffersOfRecord(const CXXRecordDecl *Record) {
-  auto Cached = BufferCache.find(Record);
-  if (Cached != BufferCache.end())
-    return Cached->second;
-  // A cycle through a field (a module holding itself) adds nothing.
-  BufferCache[Record] = Buffers::No;
-
-  auto Merge = [](Buffers A, Buffers B) {
-    if (A == Buffers::Yes || B == Buffers::Yes)
-      return Buffers::Yes;
-    if (A == Buffers::Unknown || B == Buffers::Unknown)
-      return Buffers::Unknown;
-    return Buffers::No;
-  };
-
-  std::string Name = qualifiedName(Record);
-  Buffers Result = Buffers::Unknown;
-  if (StringRef(Name).starts_with("torch::nn::")) {
-    StringRef Short = StringRef(Name).drop_front(strlen("torch::nn::"));
-    Short.consume_back("Impl");
-    if (Short == "ModuleHolder") {
-      const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(Record);
-      Result = Spec && Spec->getTemplateArgs().size() > 0
-                   ? buffersOf(Spec->getTemplateArgs()[0].getAsType())
-                   : Buffers::Unknown;
-    } else if (Short == "Module" || Short == "Cloneable") {
-      Result = Buffers::No;
-    } else if (startsWithAny(Short, {"BatchNorm", "InstanceNorm"})) {
-      Result = Buffers::Yes;
-    } else if (startsWithAny(Short,
-                             {"Linear", "Bilinear", "Conv", "ReLU", "LeakyReLU",
-                              "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU",
-                              "PReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
-                              "Softplus", "Dropout", "AlphaDropout",
-                              "FeatureAlphaDropout", "Embedding", "LSTM", "GRU",
-                              "RNN", "LayerNorm", "GroupNorm", "Flatten",
-                              "Unflatten", "Identity", "MaxPool", "AvgPool",
-                              "Adaptive", "Upsample", "PixelShuffle", "Hardtanh",
-                              "Threshold", "ZeroPad", "ReflectionPad",
-                              "ReplicationPad", "ConstantPad", "Fold", "Unfold",
-                              "LocalResponseNorm", "CosineSimilarity",
-                              "PairwiseDistance"})) {
-      Result = Buffers::No;
-    }
-    BufferCache[Record] = Result;
-    return Result;
-  }
-  if (!Record->hasDefinition()) {
-    BufferCache[Record] = Buffers::Unknown;
-    return Buffers::Unknown;
-  }
-  Record = Record->getDefinition();
-  Result = Buffers::No;
-  for (const CXXBaseSpecifier &Base : Record->bases())
-    Result = Merge(Result, buffersOf(Base.getType()));
-  for (const FieldDecl *Field : Record->fields()) {
-    QualType Type = pointee(Field->getType());
-    const CXXRecordDecl *FieldRecord = Type->getAsCXXRecordDecl();
-    if (!FieldRecord)
-      continue;
-    std::string FieldName = qualifiedName(FieldRecord);
-    if (StringRef(FieldName).starts_with("std::")) {
-      // Containers of modules: look at their element types.
-      if (const auto *Spec =
-              dyn_cast<ClassTemplateSpecializationDecl>(FieldRecord))
-        for (const TemplateArgument &Arg : Spec->getTemplateArgs().asArray())
-          if (Arg.getKind() == TemplateArgument::Type &&
-              pointee(Arg.getAsType())->getAsCXXRecordDecl())
-            Result = Merge(Result, buffersOf(Arg.getAsType()));
-      continue;
-    }
-    if (StringRef(FieldName).starts_with("at::") ||
-        StringRef(FieldName).starts_with("c10::"))
-      continue; // Tensors become buffers only through register_buffer.
-    Result = Merge(Result, buffersOf(Type));
-  }
-  for (const Decl *Member : Record->decls()) {
-    const auto *Method = dyn_cast<CXXMethodDecl>(Member);
-    if (const auto *Template = dyn_cast<FunctionTemplateDecl>(Member))
-      Method = dyn_cast<CXXMethodDecl>(Template->getTemplatedDecl());
-    if (!Method)
-      continue;
-    auto Registrations = [&](const Stmt *S) {
-      const auto *Call = dyn_cast<CallExpr>(S);
-      const FunctionDecl *Callee = Call ? Call->getDirectCallee() : nullptr;
-      if (!Callee || !Callee->getIdentifier())
-        return;
-      if (Callee->getName() == "register_buffer")
-        Result = Buffers::Yes;
-      else if (Callee->getName() == "register_module" && Call->getNumArgs() == 2)
-        Result = Merge(Result, buffersOf(Call->getArg(1)->getType()));
-    };
-    forEachStmt(Method->getBody(), Registrations);
-    // A constructor's member initialisers are not in its body:
-    // `scale(register_buffer("scale", ...))`.
-    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(Method))
-      for (const CXXCtorInitializer *Init : Ctor->inits())
-        if (Init->isWritten() && Init->getInit())
-          forEachStmt(Init->getInit(), Registrations);
-  }
-  BufferCache[Record] = Result;
-  return Result;
-}
-
-DDPObjects::Buffers DDPObjects::buffersOf(QualType ModuleType) {
-  if (ModuleType.isNull())
-    return Buffers::Unknown;
-  QualType Type = pointee(ModuleType);
-  if (Type->isDependentType())
-    return Buffers::Unknown;
-  const CXXRecordDecl *Record = Type->getAsCXXRecordDecl();
-  return Record ? buffersOfRecord(Record) : Buffers::Unknown;
-}
-
-bool DDPObjects::moduleHasBuffers(const Construction &C) {
+bool DDPObjects::moduleHasBuffers(Construction &C) {
   if (AssumeModulesHaveBuffers)
     return true;
   const WrapperRule &Rule = *C.Rule;
@@ -546,7 +424,12 @@ bool DDPObjects::moduleHasBuffers(const Construction &C) {
         if (Field->getIdentifier() && Field->getName() == Rule.ModuleField)
           Module = Field->getType();
   }
-  return buffersOf(Module) != Buffers::No;
+  SavedBuffersVerdict Verdict = Saved.forModule(Module);
+  if (Verdict.K == SavedBuffersVerdict::Kind::Assumed) {
+    C.BuffersAssumption = Verdict.Reason;
+    C.BuffersAssumedAt = Verdict.Loc;
+  }
+  return Verdict.saves();
 }
 
 const Construction &DDPObjects::construction(const ValueDecl *Object) {

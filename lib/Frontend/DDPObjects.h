@@ -2,7 +2,8 @@
 //
 // Reads the C++ side of the model: which types are DDP wrappers (from the
 // rules), which object an expression names, how each object was constructed
-// (is broadcast_buffers on?) and whether its wrapped module has buffers.
+// (is broadcast_buffers on?) and whether its wrapped module's forward saves
+// buffers for backward (SavedBuffers.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #define DDPGUARD_FRONTEND_DDPOBJECTS_H
 
 #include "Rules/RuleSet.h"
+#include "SavedBuffers.h"
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
@@ -31,6 +33,9 @@ llvm::StringRef sourceText(clang::SourceRange Range,
 /// The qualified name of a class, naming the template for specializations
 /// and leaving out inline namespaces (libc++'s std::__1).
 std::string qualifiedName(const clang::CXXRecordDecl *Record);
+
+/// Looks through references, pointers and std smart pointers.
+clang::QualType pointee(clang::QualType Type);
 
 /// Calls Visit on Root and every statement below it, lambda bodies excluded.
 void forEachStmt(const clang::Stmt *Root,
@@ -76,7 +81,11 @@ struct Construction {
   /// variable.
   const clang::Expr *Options = nullptr;
   const clang::VarDecl *OptionsVar = nullptr;
+  /// The wrapped module's forward saves (or may save) a buffer for backward.
   bool HasBuffers = true;
+  /// When HasBuffers is an assumption: what could not be followed, and where.
+  std::string BuffersAssumption;
+  clang::SourceLocation BuffersAssumedAt;
 
   bool broadcasts() const {
     return Broadcast != BroadcastState::SetFalse &&
@@ -103,20 +112,17 @@ public:
   clang::ASTContext &context() const { return Context; }
 
 private:
-  enum class Buffers { No, Yes, Unknown };
-  Buffers buffersOf(clang::QualType ModuleType);
-  Buffers buffersOfRecord(const clang::CXXRecordDecl *Record);
   void findConstructionExpr(Construction &C);
   void evaluateBroadcast(Construction &C);
   void evaluateOptions(Construction &C, const clang::Expr *Options);
-  bool moduleHasBuffers(const Construction &C);
+  bool moduleHasBuffers(Construction &C);
   std::optional<bool> evaluateBool(const clang::Expr *E);
 
   clang::ASTContext &Context;
   const RuleSet &Rules;
   bool AssumeModulesHaveBuffers;
   llvm::DenseMap<const clang::Type *, const WrapperRule *> RuleCache;
-  llvm::DenseMap<const clang::CXXRecordDecl *, Buffers> BufferCache;
+  SavedBuffers Saved{Context};
   llvm::DenseMap<const clang::ValueDecl *, std::unique_ptr<Construction>>
       Constructions;
 };

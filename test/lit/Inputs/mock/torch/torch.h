@@ -138,9 +138,19 @@ public:
   Tensor forward(const Tensor &);
 };
 TORCH_MODULE(Linear);
+// Options as LibTorch's: chained setters (test/lit/checker/saved-buffers.cpp).
+struct BatchNorm1dOptions {
+  BatchNorm1dOptions(int64_t Features);
+  BatchNorm1dOptions &track_running_stats(bool On);
+};
+struct InstanceNorm1dOptions {
+  InstanceNorm1dOptions(int64_t Features);
+  InstanceNorm1dOptions &track_running_stats(bool On);
+};
 class BatchNorm1dImpl : public Module {
 public:
   explicit BatchNorm1dImpl(int64_t Features);
+  explicit BatchNorm1dImpl(BatchNorm1dOptions Options);
   Tensor forward(const Tensor &);
   Tensor running_mean, running_var;
 };
@@ -151,6 +161,20 @@ public:
   Tensor forward(const Tensor &);
 };
 TORCH_MODULE(BatchNorm2d);
+// Normalisation layers without buffers saved for backward
+// (test/lit/checker/saved-buffers.cpp).
+class InstanceNorm1dImpl : public Module {
+public:
+  explicit InstanceNorm1dImpl(InstanceNorm1dOptions Options);
+  Tensor forward(const Tensor &);
+};
+TORCH_MODULE(InstanceNorm1d);
+class LayerNormImpl : public Module {
+public:
+  explicit LayerNormImpl(std::vector<int64_t> Shape);
+  Tensor forward(const Tensor &);
+};
+TORCH_MODULE(LayerNorm);
 class LSTMCellImpl : public Module {
 public:
   LSTMCellImpl(int64_t In, int64_t Hidden);
