@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Fixes.h"
+#include "Frontend/Callers.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -99,7 +100,56 @@ static const Expr *freshOptionsInit(const Construction &C,
 static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
                                            ASTContext &Context);
 
-FixOutcome makeBroadcastFix(const Construction &C, ASTContext &Context) {
+bool claimConstructions(FixOutcome &Outcome,
+                        llvm::DenseSet<const Construction *> &Fixed) {
+  std::vector<FixItHint> Kept;
+  std::vector<std::pair<const Construction *, unsigned>> KeptEdits;
+  for (unsigned I = 0; I < Outcome.Edits.size(); ++I) {
+    auto [At, First] = Outcome.Edits[I];
+    unsigned End = I + 1 < Outcome.Edits.size() ? Outcome.Edits[I + 1].second
+                                                 : Outcome.Hints.size();
+    if (!Fixed.insert(At).second)
+      continue;
+    KeptEdits.push_back({At, Kept.size()});
+    Kept.insert(Kept.end(), Outcome.Hints.begin() + First,
+                Outcome.Hints.begin() + End);
+  }
+  Outcome.Hints = std::move(Kept);
+  Outcome.Edits = std::move(KeptEdits);
+  return !Outcome.Edits.empty();
+}
+
+using ConstructionFix = FixOutcome (*)(const Construction &, ASTContext &);
+
+/// Fix at C, or for a parameter whose callers are all seen at each caller's
+/// construction that Needs it; no fix at all when one of those has none.
+static FixOutcome atConstructions(const Construction &C, ASTContext &Context,
+                                  ConstructionFix Make,
+                                  llvm::function_ref<bool(const Construction &)>
+                                      Needs) {
+  if (!C.Callers.Complete) {
+    FixOutcome Outcome = Make(C, Context);
+    if (Outcome.applies())
+      Outcome.Edits.push_back({&C, 0});
+    return Outcome;
+  }
+  FixOutcome Outcome;
+  for (const CallerSource &Source : C.Callers.Sources) {
+    if (!Needs(*Source.From))
+      continue;
+    FixOutcome One = Make(*Source.From, Context);
+    if (!One.applies())
+      return reason(One.Reason + " (it reaches " +
+                    describeCallee(Source.Calls.back()->getDirectCallee()) +
+                    " through " + describeChain(Source) + ")");
+    Outcome.Edits.push_back({Source.From, Outcome.Hints.size()});
+    llvm::append_range(Outcome.Hints, One.Hints);
+  }
+  return Outcome;
+}
+
+static FixOutcome makeBroadcastFixAt(const Construction &C,
+                                     ASTContext &Context) {
   FixOutcome Outcome = makeBroadcastFixAnywhere(C, Context);
   if (!Outcome.applies())
     return Outcome;
@@ -107,6 +157,13 @@ FixOutcome makeBroadcastFix(const Construction &C, ASTContext &Context) {
                               "the construction of '" +
                                   C.Object->getNameAsString() +
                                   "' is in a macro expansion");
+}
+
+FixOutcome makeBroadcastFix(const Construction &C, ASTContext &Context) {
+  return atConstructions(C, Context, makeBroadcastFixAt,
+                         [](const Construction &From) {
+                           return From.broadcasts();
+                         });
 }
 
 static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
@@ -202,7 +259,8 @@ static FixOutcome makeOncePerBackwardFixAnywhere(const Construction &C,
                         Context, Policy.Setter);
 }
 
-FixOutcome makeOncePerBackwardFix(const Construction &C, ASTContext &Context) {
+static FixOutcome makeOncePerBackwardFixAt(const Construction &C,
+                                           ASTContext &Context) {
   FixOutcome Outcome = makeOncePerBackwardFixAnywhere(C, Context);
   if (!Outcome.applies())
     return Outcome;
@@ -210,6 +268,14 @@ FixOutcome makeOncePerBackwardFix(const Construction &C, ASTContext &Context) {
                               "the construction of '" +
                                   C.Object->getNameAsString() +
                                   "' is in a macro expansion");
+}
+
+FixOutcome makeOncePerBackwardFix(const Construction &C, ASTContext &Context) {
+  return atConstructions(C, Context, makeOncePerBackwardFixAt,
+                         [&](const Construction &From) {
+                           return From.broadcasts() &&
+                                  !setsOncePerBackward(From, Context);
+                         });
 }
 
 static StringRef nameOf(const NamedDecl *D) {
@@ -234,6 +300,11 @@ static bool isOncePerBackward(const Expr *E, const OncePerBackwardSetting &Polic
 }
 
 bool setsOncePerBackward(const Construction &C, const ASTContext &Context) {
+  if (C.Callers.Complete)
+    return llvm::all_of(C.Callers.Sources, [&](const CallerSource &Source) {
+      return !Source.From->broadcasts() ||
+             setsOncePerBackward(*Source.From, Context);
+    });
   if (!C.Rule || !C.Rule->OncePerBackward.available() || !C.Options ||
       !C.Expr)
     return false;

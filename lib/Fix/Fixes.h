@@ -4,7 +4,9 @@
 // constructed, as its rule says. fuse: replace consecutive forwards on one
 // DDP object by one call to the rule's fused forward, its arguments hoisted
 // into locals in their original order. once-per-backward: set the rule's
-// once-per-backward buffer policy where the DDP object is constructed.
+// once-per-backward buffer policy where the DDP object is constructed. A
+// DDP parameter is constructed by its callers (Frontend/Callers.h): the fix
+// is made at each caller's construction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +27,17 @@ struct FixOutcome {
   std::vector<clang::FixItHint> Hints;
   /// Why there is no fix, when Hints is empty.
   std::string Reason;
+  /// A fix at constructions: each construction it edits with the index of
+  /// its first hint (a parameter's fix edits each caller's construction).
+  std::vector<std::pair<const clangfe::Construction *, unsigned>> Edits;
   bool applies() const { return !Hints.empty(); }
 };
+
+/// Keeps the edits of the constructions not in Fixed and adds those to it,
+/// so that each construction is edited once; false when an earlier fix
+/// already edits every one.
+bool claimConstructions(FixOutcome &Outcome,
+                        llvm::DenseSet<const clangfe::Construction *> &Fixed);
 
 /// Outcome, or no fix and Reason when one of its edits is not at a file
 /// location (inside a macro expansion): Clang would drop such edits, and with
@@ -44,6 +55,8 @@ inline FixOutcome requireFileLocations(FixOutcome Outcome, std::string Reason) {
   return Outcome;
 }
 
+/// Sets broadcast_buffers to false at the construction, or for a parameter
+/// whose callers are all seen at each caller's construction that broadcasts.
 FixOutcome makeBroadcastFix(const clangfe::Construction &C,
                             clang::ASTContext &Context);
 
@@ -55,7 +68,8 @@ FixOutcome makeOncePerBackwardFix(const clangfe::Construction &C,
 
 /// The construction provably sets the rule's once-per-backward policy: the
 /// buffers are broadcast only on the first forward after a backward, so
-/// several forwards before one backward are no hazard.
+/// several forwards before one backward are no hazard. For a parameter: every
+/// caller's object that broadcasts sets it.
 bool setsOncePerBackward(const clangfe::Construction &C,
                          const clang::ASTContext &Context);
 

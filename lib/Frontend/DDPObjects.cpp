@@ -1,6 +1,7 @@
 //===- DDPObjects.cpp -----------------------------------------------------===//
 
 #include "DDPObjects.h"
+#include "Callers.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/StmtVisitor.h"
@@ -13,6 +14,13 @@ using namespace clang;
 
 namespace ddpguard {
 namespace clangfe {
+
+DDPObjects::DDPObjects(ASTContext &Context, const RuleSet &Rules,
+                       bool AssumeModulesHaveBuffers)
+    : Context(Context), Rules(Rules),
+      AssumeModulesHaveBuffers(AssumeModulesHaveBuffers) {}
+
+DDPObjects::~DDPObjects() = default;
 
 const Expr *skipImplicit(const Expr *E) {
   while (E) {
@@ -444,7 +452,45 @@ const Construction &DDPObjects::construction(const ValueDecl *Object) {
   findConstructionExpr(C);
   evaluateBroadcast(C);
   C.HasBuffers = moduleHasBuffers(C);
+  if (const auto *Param = dyn_cast<ParmVarDecl>(Object))
+    joinCallers(C, *Param);
   return C;
+}
+
+void DDPObjects::joinCallers(Construction &C, const ParmVarDecl &Param) {
+  if (!Callers)
+    Callers = std::make_unique<CallerIndex>(Context, *this);
+  C.Callers = Callers->resolve(Param);
+  if (!C.Callers.Complete)
+    return;
+  // The parameter broadcasts if any caller's object does.
+  bool Unknown = false, Broadcasts = false, HasBuffers = false;
+  for (const CallerSource &Source : C.Callers.Sources) {
+    Unknown |= Source.From->Broadcast == BroadcastState::Unknown;
+    Broadcasts |= Source.From->broadcasts();
+    HasBuffers |= Source.From->HasBuffers;
+  }
+  C.Broadcast = Unknown      ? BroadcastState::Unknown
+                : Broadcasts ? BroadcastState::SetTrue
+                             : BroadcastState::SetFalse;
+  C.HasBuffers = HasBuffers;
+}
+
+const Construction *DDPObjects::temporaryConstruction(const Expr *E,
+                                                      const ParmVarDecl *Param) {
+  auto [It, Inserted] = Temporaries.try_emplace(E);
+  if (!Inserted)
+    return It->second.get();
+  auto C = std::make_unique<Construction>();
+  C->Object = Param;
+  C->Rule = ruleFor(skipImplicit(E)->getType());
+  if (!C->Rule || !(C->Expr = constructingExpr(E, C->Args)))
+    return nullptr;
+  evaluateBroadcast(*C);
+  C->HasBuffers = moduleHasBuffers(*C);
+  It = Temporaries.find(E);
+  It->second = std::move(C);
+  return It->second.get();
 }
 
 } // namespace clangfe

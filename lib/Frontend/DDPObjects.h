@@ -17,11 +17,15 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace ddpguard {
 namespace clangfe {
+
+class CallerIndex;
 
 /// Strips implicit nodes, parentheses and copies/moves of temporaries.
 const clang::Expr *skipImplicit(const clang::Expr *E);
@@ -64,6 +68,30 @@ enum class BroadcastState {
   Unknown,
 };
 
+struct Construction;
+
+/// A construction that reaches a parameter through calls in the translation
+/// unit.
+struct CallerSource {
+  /// Never a parameter's: the caller's variable, member or temporary.
+  const Construction *From = nullptr;
+  /// The calls that hand the object on, outermost first; the last one calls
+  /// the parameter's function.
+  llvm::SmallVector<const clang::CallExpr *, 2> Calls;
+};
+
+/// What the calls of a parameter's function in the translation unit pass for
+/// it.
+struct CallerSources {
+  /// Every call was followed to a construction, and there is at least one.
+  bool Complete = false;
+  /// One per construction, in the order of the calls.
+  llvm::SmallVector<CallerSource, 2> Sources;
+  /// When not Complete: why, and where that shows (a call, or the function).
+  std::string WhyNot;
+  clang::SourceLocation WhyNotLoc;
+};
+
 /// How a DDP object was constructed.
 struct Construction {
   const WrapperRule *Rule = nullptr;
@@ -86,6 +114,9 @@ struct Construction {
   /// When HasBuffers is an assumption: what could not be followed, and where.
   std::string BuffersAssumption;
   clang::SourceLocation BuffersAssumedAt;
+  /// A parameter: the constructions its callers pass. When they are
+  /// Complete, Broadcast and HasBuffers join theirs.
+  CallerSources Callers;
 
   bool broadcasts() const {
     return Broadcast != BroadcastState::SetFalse &&
@@ -96,9 +127,8 @@ struct Construction {
 class DDPObjects {
 public:
   DDPObjects(clang::ASTContext &Context, const RuleSet &Rules,
-             bool AssumeModulesHaveBuffers)
-      : Context(Context), Rules(Rules),
-        AssumeModulesHaveBuffers(AssumeModulesHaveBuffers) {}
+             bool AssumeModulesHaveBuffers);
+  ~DDPObjects();
 
   /// The rule for a DDP wrapper type, looking through references, pointers
   /// and smart pointers.
@@ -108,11 +138,17 @@ public:
   /// S is a forward on a DDP object.
   std::optional<ForwardCall> matchForward(const clang::Stmt *S);
   const Construction &construction(const clang::ValueDecl *Object);
+  /// The construction of a DDP temporary (`DDP(...)`, make_shared) passed
+  /// for Param, or null when E is no constructing expression.
+  const Construction *temporaryConstruction(const clang::Expr *E,
+                                            const clang::ParmVarDecl *Param);
 
   clang::ASTContext &context() const { return Context; }
 
 private:
   void findConstructionExpr(Construction &C);
+  /// A parameter's construction is its callers'.
+  void joinCallers(Construction &C, const clang::ParmVarDecl &Param);
   void evaluateBroadcast(Construction &C);
   void evaluateOptions(Construction &C, const clang::Expr *Options);
   bool moduleHasBuffers(Construction &C);
@@ -125,6 +161,10 @@ private:
   SavedBuffers Saved{Context};
   llvm::DenseMap<const clang::ValueDecl *, std::unique_ptr<Construction>>
       Constructions;
+  llvm::DenseMap<const clang::Expr *, std::unique_ptr<Construction>>
+      Temporaries;
+  /// Built on the first parameter whose construction is asked for.
+  std::unique_ptr<CallerIndex> Callers;
 };
 
 } // namespace clangfe

@@ -159,11 +159,15 @@ void MultipleForwardBeforeBackwardCheck::noteCallerConstructions(
       Setting = "'broadcast_buffers' is set to true";
     else
       Setting = "'broadcast_buffers' is true by default";
-    diag(From.Expr->getBeginLoc(),
-         "%0 is constructed here and reaches %1 through %2; %3",
+    std::string Callee =
+        describeCallee(Source.Calls.back()->getDirectCallee());
+    std::string Path = Source.Calls.size() == 1
+                           ? "is passed to " + Callee
+                           : "reaches " + Callee + " through " +
+                                 describeChain(Source);
+    diag(From.Expr->getBeginLoc(), "%0 is constructed here and %1; %2",
          DiagnosticIDs::Note)
-        << Object << describeCallee(Source.Calls.back()->getDirectCallee())
-        << describeChain(Source) << Setting;
+        << Object << Path << Setting;
   }
 }
 

@@ -53,6 +53,8 @@ public:
 
 private:
   void report(const clangfe::Finding &F);
+  /// A parameter's notes: each caller's construction and how it gets there.
+  void noteCallerConstructions(const clangfe::Construction &C);
 
   std::string RuleFiles;
   std::string FixMode;
@@ -61,8 +63,8 @@ private:
   std::unique_ptr<clangfe::TranslationUnitAnalysis> Analysis;
   std::unique_ptr<fix::FuseFixer> Fuser;
   clang::ASTContext *Context = nullptr;
-  /// Objects whose construction already carries a fix.
-  llvm::DenseSet<const clang::ValueDecl *> ConstructionFixed;
+  /// Constructions that already carry a fix.
+  llvm::DenseSet<const clangfe::Construction *> ConstructionFixed;
   llvm::DenseSet<const clang::Stmt *> FuseFixed;
 };
 

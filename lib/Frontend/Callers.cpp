@@ -1,0 +1,250 @@
+//===- Callers.cpp --------------------------------------------------------===//
+
+#include "Callers.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+
+using namespace clang;
+
+namespace ddpguard {
+namespace clangfe {
+
+/// A lambda's call operators (one per instantiation of a generic lambda)
+/// share its class as their key.
+static const Decl *keyOf(const FunctionDecl *Function) {
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(Function))
+    if (Method->getParent()->isLambda())
+      return Method->getParent()->getCanonicalDecl();
+  return Function->getCanonicalDecl();
+}
+
+std::string describeCallee(const FunctionDecl *Function) {
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(Function))
+    if (Method->getParent()->isLambda())
+      return "the lambda";
+  return "'" + Function->getNameAsString() + "'";
+}
+
+std::string describeChain(const CallerSource &Source) {
+  std::string Chain;
+  for (const CallExpr *Call : Source.Calls) {
+    if (!Chain.empty())
+      Chain += " \u2192 ";
+    Chain += describeCallee(Call->getDirectCallee());
+  }
+  return Chain;
+}
+
+namespace {
+
+/// Collects calls and every other use of functions and lambdas.
+class UseCollector : public RecursiveASTVisitor<UseCollector> {
+public:
+  explicit UseCollector(const SourceManager &SM) : SM(SM) {}
+
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
+  bool TraverseDecl(Decl *D) {
+    if (!D)
+      return true;
+    // Calls in system headers pass nothing of the user's; a template's
+    // pattern is seen through its instantiations.
+    if (!isa<TranslationUnitDecl>(D) && SM.isInSystemHeader(D->getLocation()))
+      return true;
+    if (const auto *Function = dyn_cast<FunctionDecl>(D))
+      if (Function->isDependentContext())
+        return true;
+    return RecursiveASTVisitor::TraverseDecl(D);
+  }
+
+  bool VisitCallExpr(CallExpr *Call) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee)
+      return true;
+    Index[keyOf(Callee)].Calls.push_back(Call);
+    CalleeNodes.insert(Call->getCallee()->IgnoreParenImpCasts());
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call))
+      if (Op->getOperator() == OO_Call && Op->getNumArgs() > 0) {
+        const Expr *Object = skipImplicit(Op->getArg(0));
+        if (isa<DeclRefExpr>(Object))
+          CallObjects.insert(Object);
+        else if (const auto *Lambda = dyn_cast<LambdaExpr>(Object))
+          Named.insert(Lambda->getLambdaClass()->getCanonicalDecl());
+      }
+    return true;
+  }
+
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    if (const auto *Function = dyn_cast<FunctionDecl>(E->getDecl()))
+      Refs.push_back({keyOf(Function), E});
+    else if (const auto *Var = dyn_cast<VarDecl>(E->getDecl()))
+      if (const CXXRecordDecl *Closure = closureOf(Var))
+        Refs.push_back({Closure, E});
+    return true;
+  }
+
+  bool VisitMemberExpr(MemberExpr *E) {
+    if (const auto *Method = dyn_cast<CXXMethodDecl>(E->getMemberDecl()))
+      Refs.push_back({keyOf(Method), E});
+    return true;
+  }
+
+  bool VisitVarDecl(VarDecl *Var) {
+    if (const CXXRecordDecl *Closure = closureOf(Var))
+      if (Var->getInit() && isa<LambdaExpr>(skipImplicit(Var->getInit())))
+        Named.insert(Closure);
+    return true;
+  }
+
+  bool VisitLambdaExpr(LambdaExpr *Lambda) {
+    Lambdas.push_back(Lambda);
+    return true;
+  }
+
+  /// Marks the escapes once everything is visited.
+  llvm::DenseMap<const Decl *, CallerIndex::Uses> finish() {
+    for (auto [Key, E] : Refs)
+      if (!CalleeNodes.contains(E) && !CallObjects.contains(E) &&
+          !Index[Key].Escape)
+        Index[Key].Escape = E;
+    // A lambda neither stored in a variable nor called where it is written
+    // is handed to code that may call it.
+    for (const LambdaExpr *Lambda : Lambdas) {
+      const Decl *Key = Lambda->getLambdaClass()->getCanonicalDecl();
+      if (!Named.contains(Key) && !Index[Key].Escape)
+        Index[Key].Escape = Lambda;
+    }
+    return std::move(Index);
+  }
+
+private:
+  static const CXXRecordDecl *closureOf(const VarDecl *Var) {
+    const CXXRecordDecl *Record =
+        Var->getType().getNonReferenceType()->getAsCXXRecordDecl();
+    return Record && Record->isLambda() ? Record->getCanonicalDecl() : nullptr;
+  }
+
+  const SourceManager &SM;
+  llvm::DenseMap<const Decl *, CallerIndex::Uses> Index;
+  llvm::DenseSet<const Expr *> CalleeNodes;
+  /// Closure variables called with `f(...)`.
+  llvm::DenseSet<const Expr *> CallObjects;
+  std::vector<std::pair<const Decl *, const Expr *>> Refs;
+  /// Lambda classes stored in a variable or called where written.
+  llvm::DenseSet<const Decl *> Named;
+  std::vector<const LambdaExpr *> Lambdas;
+};
+
+} // namespace
+
+CallerIndex::CallerIndex(ASTContext &Context, DDPObjects &Objects)
+    : Context(Context), Objects(Objects) {
+  UseCollector Collector(Context.getSourceManager());
+  Collector.TraverseDecl(Context.getTranslationUnitDecl());
+  Index = Collector.finish();
+}
+
+const CallerIndex::Uses *CallerIndex::usesOf(const FunctionDecl *Function) {
+  auto It = Index.find(keyOf(Function));
+  return It == Index.end() ? nullptr : &It->second;
+}
+
+CallerSources CallerIndex::resolve(const ParmVarDecl &Param) {
+  CallerSources Result;
+  bool Failed = false;
+  auto NotFollowed = [&](std::string Why, SourceLocation Loc) {
+    Failed = true;
+    Result.WhyNot = std::move(Why);
+    Result.WhyNotLoc = Loc;
+  };
+  const auto *Function = dyn_cast<FunctionDecl>(Param.getDeclContext());
+  if (!Function)
+    return Result;
+  std::string Name = describeCallee(Function);
+  const Uses *U = usesOf(Function);
+  const auto *Method = dyn_cast<CXXMethodDecl>(Function);
+  if (Method && Method->isVirtual())
+    NotFollowed(Name + " is virtual: calls through a base class are not "
+                       "followed",
+                Function->getLocation());
+  else if (U && U->Escape)
+    NotFollowed(Name + " is used here other than by a direct call, so it may "
+                       "be called where it is not seen",
+                U->Escape->getExprLoc());
+  else if (!U || U->Calls.empty())
+    NotFollowed(Name + " is not called in this translation unit",
+                Function->getLocation());
+  if (Failed)
+    return Result;
+
+  auto Add = [&](CallerSource Source) {
+    if (llvm::none_of(Result.Sources, [&](const CallerSource &S) {
+          return S.From == Source.From;
+        }))
+      Result.Sources.push_back(std::move(Source));
+  };
+  std::string ParamName = "'" + Param.getNameAsString() + "'";
+  InProgress.insert(&Param);
+  for (const CallExpr *Call : U->Calls) {
+    // A call operator's object is its first argument.
+    unsigned Index = Param.getFunctionScopeIndex() +
+                     (isa<CXXOperatorCallExpr>(Call) && Method ? 1 : 0);
+    const Expr *Arg =
+        Index < Call->getNumArgs() ? Call->getArg(Index) : nullptr;
+    if (!Arg || isa<CXXDefaultArgExpr>(Arg)) {
+      NotFollowed("the call of " + Name + " here passes no argument for " +
+                      ParamName,
+                  Call->getBeginLoc());
+      break;
+    }
+    const ValueDecl *Object = Objects.objectOf(Arg);
+    if (!Object || !Objects.ruleFor(Object->getType())) {
+      if (const Construction *Temporary =
+              Objects.temporaryConstruction(Arg, &Param)) {
+        Add({Temporary, {Call}});
+        continue;
+      }
+      NotFollowed("the object passed here for " + ParamName +
+                      " is not followed to its construction",
+                  Arg->getExprLoc());
+      break;
+    }
+    // A recursive call passes the parameter itself on.
+    if (Object == &Param)
+      continue;
+    const auto *CallerParam = dyn_cast<ParmVarDecl>(Object);
+    if (CallerParam && InProgress.contains(CallerParam)) {
+      NotFollowed("the call of " + Name + " here is part of a recursion",
+                  Call->getBeginLoc());
+      break;
+    }
+    const Construction &From = Objects.construction(Object);
+    if (CallerParam) {
+      if (!From.Callers.Complete) {
+        NotFollowed(From.Callers.WhyNot, From.Callers.WhyNotLoc);
+        break;
+      }
+      for (const CallerSource &Source : From.Callers.Sources) {
+        CallerSource Chained = Source;
+        Chained.Calls.push_back(Call);
+        Add(std::move(Chained));
+      }
+      continue;
+    }
+    if (!From.Expr) {
+      NotFollowed("the construction of '" + Object->getNameAsString() +
+                      "', passed here for " + ParamName + ", is not visible",
+                  Arg->getExprLoc());
+      break;
+    }
+    Add({&From, {Call}});
+  }
+  InProgress.erase(&Param);
+  if (!Failed && Result.Sources.empty())
+    NotFollowed(Name + " is only called by itself", Function->getLocation());
+  Result.Complete = !Failed;
+  return Result;
+}
+
+} // namespace clangfe
+} // namespace ddpguard
