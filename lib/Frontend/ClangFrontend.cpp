@@ -4,6 +4,7 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Analysis/CFG.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace clang;
@@ -105,9 +106,9 @@ std::optional<bool> setEnabledCall(const Stmt *S, ASTContext &Context) {
 class Translator {
 public:
   Translator(const FunctionDecl *Function, DDPObjects &Objects,
-             SummaryProvider &Summaries)
+             SummaryProvider &Summaries, TranslationOptions Options)
       : Objects(Objects), Summaries(Summaries), Context(Objects.context()),
-        SM(Context.getSourceManager()) {
+        SM(Context.getSourceManager()), Options(Options) {
     Result.Function = Function;
   }
 
@@ -144,6 +145,11 @@ private:
                llvm::ArrayRef<ValueId> ArgLeaves, bool Algorithm, bool AtInner,
                unsigned Block);
   void handleMutation(const CallExpr *Call, unsigned Block);
+  bool isOpaque(const CallExpr *Call) const;
+  /// The value standing for everything that escaped into code we cannot see.
+  ValueId escaped();
+  void escape(const Expr *Through, llvm::ArrayRef<ValueId> Sources,
+              unsigned Block);
   void derive(unsigned Block, const Expr *Target,
               llvm::ArrayRef<ValueId> Sources, bool Strong);
   void computeOrder(const CFG &Cfg);
@@ -152,7 +158,10 @@ private:
   SummaryProvider &Summaries;
   ASTContext &Context;
   const SourceManager &SM;
+  TranslationOptions Options;
   TranslatedFunction Result;
+  std::optional<ValueId> Escaped;
+  llvm::DenseSet<ValueId> EscapingValues;
   llvm::DenseMap<const Stmt *, bool> GradEnabled;
   llvm::DenseMap<const ValueDecl *, ValueId> DeclValues;
   llvm::DenseMap<const Expr *, ValueId> ExprValues;
@@ -196,8 +205,10 @@ ValueId Translator::valueOf(const ValueDecl *Decl) {
     It->second = Result.Graph.addValue();
     // Members and globals outlive the call.
     const auto *Var = dyn_cast<VarDecl>(Decl);
-    if (isa<FieldDecl>(Decl) || (Var && Var->hasGlobalStorage()))
+    if (isa<FieldDecl>(Decl) || (Var && Var->hasGlobalStorage())) {
       Result.Graph.markEscaping(It->second);
+      EscapingValues.insert(It->second);
+    }
   }
   return It->second;
 }
@@ -252,15 +263,16 @@ void Translator::collectLeaves(const Expr *E,
     if (const CXXMethodDecl *Method = Call->getMethodDecl())
       if (Method->getIdentifier() && cutsHistory(Method->getName()))
         return;
-  if (const auto *Call = dyn_cast<CallExpr>(E)) {
-    const FunctionDecl *Callee = Call->getDirectCallee();
-    const FunctionDecl *Definition = nullptr;
-    // A user function we cannot see may hand back any history.
-    if (Callee && !Callee->hasBody(Definition) &&
-        !SM.isInSystemHeader(Callee->getLocation()) &&
-        !Callee->getReturnType()->isVoidType())
-      Out.push_back(Result.Graph.unknownValue());
-  }
+  // A user function we cannot see hands back its arguments' history (below)
+  // and what escaped before it: into such calls, members and globals.
+  if (const auto *Call = dyn_cast<CallExpr>(E))
+    if (isOpaque(Call) &&
+        !Call->getDirectCallee()->getReturnType()->isVoidType() &&
+        !Options.IgnoreEscapes) {
+      Out.push_back(escaped());
+      if (!llvm::is_contained(Result.EscapedReads, Call))
+        Result.EscapedReads.push_back(Call);
+    }
   for (const Stmt *Child : E->children())
     if (const auto *ChildExpr = dyn_cast_or_null<Expr>(Child))
       collectLeaves(ChildExpr, Out);
@@ -309,9 +321,37 @@ std::optional<std::pair<ValueId, bool>> Translator::target(const Expr *E) {
 
 void Translator::derive(unsigned Block, const Expr *Target,
                         llvm::ArrayRef<ValueId> Sources, bool Strong) {
-  if (auto T = target(Target))
-    Result.Graph.append(Block,
-                        Event::derive(T->first, Sources, Strong && T->second));
+  auto T = target(Target);
+  if (!T)
+    return;
+  Result.Graph.append(Block,
+                      Event::derive(T->first, Sources, Strong && T->second));
+  if (EscapingValues.contains(T->first))
+    escape(Target, Sources, Block);
+}
+
+bool Translator::isOpaque(const CallExpr *Call) const {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  const FunctionDecl *Definition = nullptr;
+  return Callee && !Callee->hasBody(Definition) &&
+         !SM.isInSystemHeader(Callee->getLocation());
+}
+
+ValueId Translator::escaped() {
+  if (!Escaped) {
+    Escaped = Result.Graph.addValue();
+    Result.Graph.markEscaping(*Escaped);
+  }
+  return *Escaped;
+}
+
+void Translator::escape(const Expr *Through, llvm::ArrayRef<ValueId> Sources,
+                        unsigned Block) {
+  if (Sources.empty())
+    return;
+  Result.Graph.append(Block,
+                      Event::derive(escaped(), Sources, /*Strong=*/false));
+  Result.Escapes.push_back(Through);
 }
 
 bool Translator::handleBackward(const CallExpr *Call, unsigned Block) {
@@ -609,6 +649,13 @@ void Translator::handle(const Stmt *S, unsigned Block) {
     return;
   }
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
+    if (isOpaque(Call)) {
+      // The callee may keep what it is given (a tensor is a handle).
+      llvm::SmallVector<const Expr *, 4> Args(Call->arguments());
+      if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call))
+        Args.push_back(Member->getImplicitObjectArgument());
+      escape(Call, leaves(Args), Block);
+    }
     if (!handleBackward(Call, Block) && !handleSummarisedCall(Call, Block) &&
         !handleCallableArguments(Call, Block))
       handleMutation(Call, Block);
@@ -705,11 +752,11 @@ TranslatedFunction Translator::run() {
     return std::move(Result);
   }
 
-  CFG::BuildOptions Options;
-  Options.setAllAlwaysAdd();
-  Options.AddImplicitDtors = false;
+  CFG::BuildOptions Build;
+  Build.setAllAlwaysAdd();
+  Build.AddImplicitDtors = false;
   std::unique_ptr<CFG> Cfg =
-      CFG::buildCFG(Function, const_cast<Stmt *>(Body), &Context, Options);
+      CFG::buildCFG(Function, const_cast<Stmt *>(Body), &Context, Build);
   if (!Cfg) {
     Result.Failed = true;
     return std::move(Result);
@@ -765,8 +812,9 @@ TranslatedFunction Translator::run() {
 
 TranslatedFunction translateFunction(const FunctionDecl *Function,
                                      DDPObjects &Objects,
-                                     SummaryProvider &Summaries) {
-  return Translator(Function, Objects, Summaries).run();
+                                     SummaryProvider &Summaries,
+                                     TranslationOptions Options) {
+  return Translator(Function, Objects, Summaries, Options).run();
 }
 
 } // namespace clangfe

@@ -94,13 +94,27 @@ struct TranslatedFunction {
   std::vector<bool> InLoop;
   /// Blocks in reverse post-order.
   std::vector<unsigned> Order;
+  /// Calls of functions whose body we cannot see whose result may carry
+  /// the history of values that escaped before them, and the calls and
+  /// stores through which values escaped (into such calls, members and
+  /// globals).
+  std::vector<const clang::Expr *> EscapedReads;
+  std::vector<const clang::Expr *> Escapes;
   /// The body could not be translated (invalid code, no CFG).
   bool Failed = false;
 };
 
+struct TranslationOptions {
+  /// Results of calls we cannot see carry only their arguments' history,
+  /// not that of values that escaped before: to tell which findings rest on
+  /// the escape assumption.
+  bool IgnoreEscapes = false;
+};
+
 TranslatedFunction translateFunction(const clang::FunctionDecl *Function,
                                      DDPObjects &Objects,
-                                     SummaryProvider &Summaries);
+                                     SummaryProvider &Summaries,
+                                     TranslationOptions Options = {});
 
 /// The call operators of a callable argument whose body we can see: a lambda
 /// written in place (Inline) or a variable initialised with one; for a

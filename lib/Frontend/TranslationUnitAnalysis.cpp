@@ -315,6 +315,8 @@ void TranslationUnitAnalysis::report(const Analysed &A,
     F.Second = Second;
     F.First = CallOf(Best->First);
     F.Backward = T.Sites[Best->Backward];
+    F.FirstOrigin = Best->First;
+    F.SecondOrigin = SecondOrigin;
     SourceLocation FirstLoc = F.First.Call->getBeginLoc();
     SourceLocation SecondLoc = F.Second.Call->getBeginLoc();
     auto [FirstBlock, FirstIndex] = T.Graph.forwardPosition(Best->First);
@@ -334,6 +336,34 @@ void TranslationUnitAnalysis::report(const Analysed &A,
   }
 }
 
+void TranslationUnitAnalysis::noteEscapes(const Analysed &A,
+                                          llvm::MutableArrayRef<Finding> Findings) {
+  const TranslatedFunction &T = A.Translation;
+  if (Findings.empty() || T.Escapes.empty() || T.EscapedReads.empty())
+    return;
+  // The same function with calls we cannot see handing back only their
+  // arguments' history: a finding it lacks rests on the escape.
+  TranslationOptions Options;
+  Options.IgnoreEscapes = true;
+  TranslatedFunction Without =
+      translateFunction(T.Function, Objects, *this, Options);
+  model::AnalysisOptions Analysis;
+  Analysis.ListHazards = false;
+  AnalysisResult WithoutResult = analyzeHazards(Without.Graph, Analysis);
+  const SourceManager &SM = Context.getSourceManager();
+  auto Earliest = [&](llvm::ArrayRef<const Expr *> Exprs) {
+    return *llvm::min_element(Exprs, [&](const Expr *L, const Expr *R) {
+      return SM.isBeforeInTranslationUnit(L->getBeginLoc(), R->getBeginLoc());
+    });
+  };
+  for (Finding &F : Findings) {
+    if (WithoutResult.firstBackward(F.FirstOrigin, F.SecondOrigin))
+      continue;
+    F.Escape = Earliest(T.Escapes);
+    F.EscapedRead = Earliest(T.EscapedReads);
+  }
+}
+
 std::vector<Finding> TranslationUnitAnalysis::run() {
   std::vector<Finding> Findings;
   llvm::DenseSet<const FunctionDecl *> Done;
@@ -350,8 +380,11 @@ std::vector<Finding> TranslationUnitAnalysis::run() {
     if (!Done.insert(Function).second || !forwardsTransitively(Function))
       continue;
     const Analysed &A = analyse(Function);
-    if (!A.Translation.Failed)
-      report(A, Findings);
+    if (A.Translation.Failed)
+      continue;
+    size_t Before = Findings.size();
+    report(A, Findings);
+    noteEscapes(A, llvm::MutableArrayRef<Finding>(Findings).drop_front(Before));
   }
   const SourceManager &SM = Context.getSourceManager();
   llvm::stable_sort(Findings, [&](const Finding &A, const Finding &B) {

@@ -30,6 +30,13 @@ struct Finding {
   /// The two forwards are two runs of one forward within a single call of
   /// a helper or algorithm that repeats it.
   bool RepeatedInCall = false;
+  /// Set when the finding holds only because the first forward's history
+  /// may have escaped (Escape) into code we cannot see and come back out of
+  /// a call we cannot see (EscapedRead).
+  const clang::Expr *Escape = nullptr;
+  const clang::Expr *EscapedRead = nullptr;
+  model::OriginId FirstOrigin = 0;
+  model::OriginId SecondOrigin = 0;
 };
 
 class TranslationUnitAnalysis : public SummaryProvider {
@@ -62,6 +69,8 @@ private:
   const Analysed &analyse(const clang::FunctionDecl *Function);
   Summary summarise(const Analysed &A);
   void report(const Analysed &A, std::vector<Finding> &Findings);
+  /// Marks the findings that hold only through escaped values.
+  void noteEscapes(const Analysed &A, llvm::MutableArrayRef<Finding> Findings);
   const clang::Stmt *commonLoop(const clang::FunctionDecl *Function,
                                 clang::SourceLocation A,
                                 clang::SourceLocation B);

@@ -245,6 +245,16 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
 
   diag(F.Backward.Call->getExprLoc(), "the backward that fails is here",
        DiagnosticIDs::Note);
+  if (F.EscapedRead) {
+    diag(F.EscapedRead->getBeginLoc(),
+         "assuming that this call, whose body is not visible, may return the "
+         "history of values that escaped earlier",
+         DiagnosticIDs::Note);
+    diag(F.Escape->getBeginLoc(),
+         "a value derived from a forward escapes here, into code the checker "
+         "cannot see",
+         DiagnosticIDs::Note);
+  }
   if (F.Backward.Via)
     diag(F.Backward.Inner, "the backward runs inside %0 here",
          DiagnosticIDs::Note)
