@@ -171,6 +171,42 @@ void MultipleForwardBeforeBackwardCheck::noteCallerConstructions(
   }
 }
 
+void MultipleForwardBeforeBackwardCheck::noteConstruction(
+    const Finding &F, const Construction &C) {
+  if (C.Callers.Complete) {
+    noteCallerConstructions(C);
+    return;
+  }
+  std::string Name = F.Object->getNameAsString();
+  switch (C.Broadcast) {
+  case BroadcastState::SetTrue:
+    diag(C.Setting->getBeginLoc(), "'broadcast_buffers' is set to true here",
+         DiagnosticIDs::Note);
+    break;
+  case BroadcastState::Default:
+    diag(C.Expr ? C.Expr->getBeginLoc() : F.Object->getLocation(),
+         "'broadcast_buffers' is true by default in this construction of '%0'",
+         DiagnosticIDs::Note)
+        << Name;
+    break;
+  case BroadcastState::Unknown:
+  case BroadcastState::SetFalse:
+    diag(C.Setting ? C.Setting->getBeginLoc() : F.Object->getLocation(),
+         C.Setting ? "'broadcast_buffers' is set here to a value not known at "
+                     "compile time; assuming true"
+                   : "'%0' is constructed out of sight; assuming "
+                     "'broadcast_buffers' is true, the default",
+         DiagnosticIDs::Note)
+        << Name;
+    break;
+  }
+  if (!C.Callers.WhyNot.empty())
+    diag(C.Callers.WhyNotLoc,
+         "'%0' is not followed to its construction among the callers: %1",
+         DiagnosticIDs::Note)
+        << Name << C.Callers.WhyNot;
+}
+
 void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   const SourceManager &SM = Context->getSourceManager();
   const Construction &C = Analysis->objects().construction(F.Object);
@@ -260,35 +296,7 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
          DiagnosticIDs::Note)
         << describe(F.Backward.Via);
 
-  if (C.Callers.Complete)
-    noteCallerConstructions(C);
-  else switch (C.Broadcast) {
-  case BroadcastState::SetTrue:
-    diag(C.Setting->getBeginLoc(), "'broadcast_buffers' is set to true here",
-         DiagnosticIDs::Note);
-    break;
-  case BroadcastState::Default:
-    diag(C.Expr ? C.Expr->getBeginLoc() : F.Object->getLocation(),
-         "'broadcast_buffers' is true by default in this construction of '%0'",
-         DiagnosticIDs::Note)
-        << Name;
-    break;
-  case BroadcastState::Unknown:
-  case BroadcastState::SetFalse:
-    diag(C.Setting ? C.Setting->getBeginLoc() : F.Object->getLocation(),
-         C.Setting ? "'broadcast_buffers' is set here to a value not known at "
-                     "compile time; assuming true"
-                   : "'%0' is constructed out of sight; assuming "
-                     "'broadcast_buffers' is true, the default",
-         DiagnosticIDs::Note)
-        << Name;
-    break;
-  }
-  if (!C.Callers.WhyNot.empty())
-    diag(C.Callers.WhyNotLoc,
-         "'%0' is not followed to its construction among the callers: %1",
-         DiagnosticIDs::Note)
-        << Name << C.Callers.WhyNot;
+  noteConstruction(F, C);
 
   // The module's buffers were not all followed: say what was assumed.
   if (!C.BuffersAssumption.empty())

@@ -53,6 +53,10 @@ public:
 
 private:
   void report(const clangfe::Finding &F);
+  /// Where the object is constructed and how that sets broadcast_buffers: at
+  /// its own construction, or for a parameter at its callers'.
+  void noteConstruction(const clangfe::Finding &F,
+                        const clangfe::Construction &C);
   /// A parameter's notes: each caller's construction and how it gets there.
   void noteCallerConstructions(const clangfe::Construction &C);
 
