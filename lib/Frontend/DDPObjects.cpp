@@ -436,6 +436,11 @@ bool DDPObjects::moduleHasBuffers(Construction &C) {
   if (Verdict.K == SavedBuffersVerdict::Kind::Assumed) {
     C.BuffersAssumption = Verdict.Reason;
     C.BuffersAssumedAt = Verdict.Loc;
+    // A note in a system header (LibTorch's) would not be shown.
+    if (Verdict.Loc.isInvalid() ||
+        Context.getSourceManager().isInSystemHeader(Verdict.Loc))
+      C.BuffersAssumedAt =
+          C.Expr ? C.Expr->getBeginLoc() : C.Object->getLocation();
   }
   return Verdict.saves();
 }

@@ -122,6 +122,26 @@ bool isModuleRecord(const CXXRecordDecl *Record) {
                       });
 }
 
+/// The module a type holds: T for ModuleHolder<T> and the TORCH_MODULE
+/// classes derived from it, else the type itself.
+const clang::Type *heldModule(QualType Type) {
+  Type = pointee(Type);
+  if (const CXXRecordDecl *Record = Type->getAsCXXRecordDecl()) {
+    const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(Record);
+    if (Spec && qualifiedName(Spec) == "torch::nn::ModuleHolder" &&
+        Spec->getTemplateArgs().size() > 0 &&
+        Spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type)
+      return heldModule(Spec->getTemplateArgs()[0].getAsType());
+    if (Record->hasDefinition())
+      for (const CXXBaseSpecifier &Base : Record->getDefinition()->bases()) {
+        const clang::Type *Held = heldModule(Base.getType());
+        if (Held != pointee(Base.getType()).getCanonicalType().getTypePtr())
+          return Held;
+      }
+  }
+  return Type.getCanonicalType().getTypePtr();
+}
+
 std::string operatorName(const FunctionDecl *Callee) {
   if (OverloadedOperatorKind OO = Callee->getOverloadedOperator())
     return std::string("operator") + getOperatorSpelling(OO);
@@ -674,8 +694,7 @@ Verdict SavedBuffers::forUserModule(const CXXRecordDecl *Record,
             // The argument as written: skipImplicit would look through
             // the holder's converting constructor to its options.
             const Expr *Module = Call->getArg(1);
-            Registered.insert(
-                pointee(Module->getType()).getCanonicalType().getTypePtr());
+            Registered.insert(heldModule(Module->getType()));
             merge(Result, forType(Module->getType(), Module, true));
           }
         });
@@ -691,7 +710,7 @@ Verdict SavedBuffers::forUserModule(const CXXRecordDecl *Record,
       QualType Type = pointee(Field->getType());
       const CXXRecordDecl *FieldRecord = Type->getAsCXXRecordDecl();
       if (!FieldRecord || !isModuleRecord(FieldRecord) ||
-          Registered.contains(Type.getCanonicalType().getTypePtr()))
+          Registered.contains(heldModule(Type)))
         continue;
       merge(Result, forType(Type, nullptr, true));
     }
