@@ -122,6 +122,30 @@ void callAllQuiet(Net net, PG pg, torch::Tensor a) {
   allQuiet(*two, a, a);
 }
 
+// One construction reached by two helpers' findings and its own: edited once.
+void helperOne(DDP &m, torch::Tensor a, torch::Tensor b) {
+  auto o1 = m(a);
+  auto o2 = m(b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: forward call on DDP-wrapped 'm'
+  (o1 + o2).sum().backward();
+}
+void helperTwo(DDP &m, torch::Tensor a, torch::Tensor b) {
+  auto o1 = m(a);
+  auto o2 = m(b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: forward call on DDP-wrapped 'm'
+  (o1 + o2).sum().backward();
+}
+void callBothHelpers(Net net, PG pg, torch::Tensor a, torch::Tensor b) {
+  DDP shared(net, pg);
+  // CHECK-FIXES: {{^}}  DDP shared(net, pg, ddpguard::DDPOptions().broadcast_buffers(false));{{$}}
+  helperOne(shared, a, b);
+  helperTwo(shared, a, b);
+  auto o1 = shared(a);
+  auto o2 = shared(b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: forward call on DDP-wrapped 'shared'
+  (o1 + o2).sum().backward();
+}
+
 // A lambda called directly.
 void callLambda(Net net, PG pg, torch::Tensor a, torch::Tensor b) {
   DDP model(net, pg);
