@@ -1,0 +1,54 @@
+// GAN step that shares the discriminator's scores of the fakes between the
+// two updates: the discriminator's fake loss is backpropagated with
+// retain_graph=true, the reals are scored, and the generator's loss then
+// backpropagates through the retained graph of the fake scores. Both
+// optimisers step after the last backward (a step before it would modify the
+// discriminator's weights that graph saved).
+#include <ddpguard/runtime/DistributedDataParallel.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+
+struct DiscriminatorImpl : torch::nn::Module {
+  DiscriminatorImpl()
+      : fc1(register_module("fc1", torch::nn::Linear(16, 32))),
+        bn(register_module("bn", torch::nn::BatchNorm1d(32))),
+        fc2(register_module("fc2", torch::nn::Linear(32, 1))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    return fc2(torch::leaky_relu(bn(fc1(x)), 0.2));
+  }
+  torch::nn::Linear fc1;
+  torch::nn::BatchNorm1d bn;
+  torch::nn::Linear fc2;
+};
+TORCH_MODULE(Discriminator);
+
+int main() {
+  auto pg = ddpguard::init_process_group_from_env("gloo");
+  torch::manual_seed(0);
+  Discriminator netD;
+  torch::nn::Linear generator(4, 16);
+  ddpguard::DistributedDataParallel<Discriminator> D(netD, pg);
+  torch::optim::Adam optD(D.module()->parameters(), 1e-4);
+  torch::optim::Adam optG(generator->parameters(), 1e-4);
+  torch::manual_seed(660 + pg->getRank());
+  for (int step = 0; step < 3; ++step) {
+    auto real = torch::randn({6, 16});
+    auto fake = generator(torch::randn({6, 4}));
+    optD.zero_grad();
+    optG.zero_grad();
+    auto fakeOut = D(fake);
+    auto lossFake = torch::softplus(fakeOut).mean();
+    lossFake.backward({}, /*retain_graph=*/true);
+    auto realOut = D(real); // corpus: expect here
+    auto lossReal = torch::softplus(-realOut).mean();
+    lossReal.backward();
+    auto lossG = torch::softplus(-fakeOut).mean();
+    lossG.backward();
+    optD.step();
+    optG.step();
+    std::printf("rank %d step %d lossD %.4f lossG %.4f\n", pg->getRank(), step,
+                (lossFake + lossReal).item<float>(), lossG.item<float>());
+  }
+  return 0;
+}
