@@ -171,8 +171,8 @@ void gradientsWithoutCreateGraph(Net net, PG pg, torch::Tensor a,
 }
 
 // create_graph with retain_graph false frees the first graph, but the
-// gradients' graph saved the same buffers (corpus:
-// grad_penalty_no_retain_graph): error.
+// gradients' graph saved the same buffers: autograd's in-place error
+// (docs/ground-truth.md, measured on 2 ranks).
 void createGraphWithoutRetainGraph(Net net, PG pg, torch::Tensor a,
                                    torch::Tensor b) {
   DDP d(net, pg); // create, no retain
