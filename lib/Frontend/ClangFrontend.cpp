@@ -395,9 +395,10 @@ bool Translator::handleBackward(const CallExpr *Call, unsigned Block) {
   }
   SiteId Site = addSite({Call});
   llvm::SmallVector<ValueId, 4> RootValues = leaves({Roots});
-  Result.Graph.append(
-      Block, Grad ? Event::grad(Site, RootValues, Retain, Create, exprValue(Call))
-                  : Event::backward(Site, RootValues, Retain, Create));
+  Result.Graph.append(Block, Grad ? Event::grad(Site, RootValues, Retain,
+                                                Create, exprValue(Call))
+                                  : Event::backward(Site, RootValues, Retain,
+                                                    Create));
   return true;
 }
 
