@@ -11,8 +11,9 @@
 //                             'once-per-backward': which fix the warning
 //                             carries; fuse (or, with 'fuse', broadcast) is a
 //                             note's fix
-//   AssumeModulesHaveBuffers  report even when the wrapped module provably
-//                             has no buffers (default false)
+//   AssumeModulesHaveBuffers  assume the wrapped module's forward saves a
+//                             buffer for backward, even where it provably
+//                             saves none (default false)
 //
 //===----------------------------------------------------------------------===//
 
