@@ -2,7 +2,7 @@
 // torch.nn.parallel.DistributedDataParallel (2.11), built on PyTorch's own
 // c10d::Reducer and c10d::broadcast_coalesced, plus forward_group, an
 // optional once-per-backward buffer broadcast policy and a hazard detector for
-// "several forwards before one backward". See runtime/README.md.
+// "several forwards before one backward". See docs/runtime.md.
 #pragma once
 
 #include <ddpguard/runtime/ProcessGroup.h>
