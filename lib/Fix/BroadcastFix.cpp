@@ -9,7 +9,6 @@
 #include "Frontend/Callers.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Lex/Lexer.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace clang;
 using namespace ddpguard::clangfe;
@@ -273,85 +272,8 @@ static FixOutcome makeOncePerBackwardFixAt(const Construction &C,
 FixOutcome makeOncePerBackwardFix(const Construction &C, ASTContext &Context) {
   return atConstructions(C, Context, makeOncePerBackwardFixAt,
                          [&](const Construction &From) {
-                           return From.broadcasts() &&
-                                  !setsOncePerBackward(From, Context);
+                           return From.broadcasts() && !From.OncePerBackward;
                          });
-}
-
-static StringRef nameOf(const NamedDecl *D) {
-  return D && D->getIdentifier() ? D->getName() : StringRef();
-}
-
-/// E is the rule's once-per-backward enumerator (or a constant of that
-/// value).
-static bool isOncePerBackward(const Expr *E, const OncePerBackwardSetting &Policy,
-                              const ASTContext &Context) {
-  if (!E || E->isValueDependent())
-    return false;
-  const auto *Enum = E->IgnoreImplicit()->getType()->getAs<EnumType>();
-  Expr::EvalResult Value;
-  if (!Enum || !E->EvaluateAsInt(Value, Context))
-    return false;
-  StringRef Wanted = StringRef(Policy.Value).ltrim(':');
-  for (const EnumConstantDecl *Constant : Enum->getDecl()->enumerators())
-    if (llvm::APSInt::isSameValue(Constant->getInitVal(), Value.Val.getInt()))
-      return Constant->getQualifiedNameAsString() == Wanted;
-  return false;
-}
-
-bool setsOncePerBackward(const Construction &C, const ASTContext &Context) {
-  if (C.Callers.Complete)
-    return llvm::all_of(C.Callers.Sources, [&](const CallerSource &Source) {
-      return !Source.From->broadcasts() ||
-             setsOncePerBackward(*Source.From, Context);
-    });
-  if (!C.Rule || !C.Rule->OncePerBackward.available() || !C.Options ||
-      !C.Expr)
-    return false;
-  const OncePerBackwardSetting &Policy = C.Rule->OncePerBackward;
-  const SourceManager &SM = Context.getSourceManager();
-  const Expr *E = skipImplicit(C.Options);
-  // Follow the options as the frontend follows broadcast_buffers: setters of
-  // a chain, then the last setter called on an options variable before the
-  // construction, then the variable's initialiser.
-  llvm::SmallPtrSet<const VarDecl *, 4> Seen;
-  while (E) {
-    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E)) {
-      if (nameOf(Call->getMethodDecl()) == Policy.Setter &&
-          Call->getNumArgs() == 1)
-        return isOncePerBackward(Call->getArg(0), Policy, Context);
-      E = skipImplicit(Call->getImplicitObjectArgument());
-      continue;
-    }
-    const auto *Ref = dyn_cast<DeclRefExpr>(E);
-    const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
-    if (!Var || !Seen.insert(Var).second)
-      return false;
-    const CXXMemberCallExpr *Last = nullptr;
-    const auto *Function =
-        dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod());
-    forEachStmt(Function ? Function->getBody() : nullptr, [&](const Stmt *S) {
-      const auto *Call = dyn_cast<CXXMemberCallExpr>(S);
-      if (!Call || nameOf(Call->getMethodDecl()) != Policy.Setter ||
-          Call->getNumArgs() != 1)
-        return;
-      const auto *On = dyn_cast<DeclRefExpr>(
-          skipImplicit(Call->getImplicitObjectArgument()));
-      if (On && On->getDecl() == Var &&
-          SM.isBeforeInTranslationUnit(Call->getBeginLoc(),
-                                       C.Expr->getBeginLoc()) &&
-          !(Var->getInit() &&
-            !SM.isBeforeInTranslationUnit(Var->getInit()->getEndLoc(),
-                                          Call->getBeginLoc())))
-        Last = Call;
-    });
-    if (Last)
-      return isOncePerBackward(Last->getArg(0), Policy, Context);
-    if (isa<ParmVarDecl>(Var) || !Var->getInit())
-      return false;
-    E = skipImplicit(Var->getInit());
-  }
-  return false;
 }
 
 } // namespace fix

@@ -66,13 +66,6 @@ FixOutcome makeBroadcastFix(const clangfe::Construction &C,
 FixOutcome makeOncePerBackwardFix(const clangfe::Construction &C,
                                   clang::ASTContext &Context);
 
-/// The construction provably sets the rule's once-per-backward policy: the
-/// buffers are broadcast only on the first forward after a backward, so
-/// several forwards before one backward are no hazard. For a parameter: every
-/// caller's object that broadcasts sets it.
-bool setsOncePerBackward(const clangfe::Construction &C,
-                         const clang::ASTContext &Context);
-
 struct ForwardStatement;
 
 /// Makes fuse fixes; indexes each function's statement blocks once, so that

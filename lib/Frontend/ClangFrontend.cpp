@@ -225,7 +225,8 @@ ObjectId Translator::objectId(const ValueDecl *Decl) {
   if (Inserted) {
     const Construction &C = Objects.construction(Decl);
     It->second = Result.Graph.addObject(
-        {Decl->getNameAsString(), C.broadcasts(), C.HasBuffers});
+        {Decl->getNameAsString(), C.broadcasts(), C.HasBuffers,
+         C.OncePerBackward});
     Result.Objects.push_back(Decl);
   }
   return It->second;

@@ -300,17 +300,17 @@ static const Stmt *settingScope(const ValueDecl *Object) {
   return nullptr;
 }
 
-void DDPObjects::evaluateOptions(Construction &C, const Expr *Options) {
-  const BroadcastSetting &Setting = C.Rule->Broadcast;
+DDPObjects::OptionSetter
+DDPObjects::findOptionSetter(const Construction &C, const Expr *Options,
+                             StringRef Setter) {
+  OptionSetter Found;
   const Expr *E = skipImplicit(Options);
   while (E) {
     if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E)) {
       const CXXMethodDecl *Method = Call->getMethodDecl();
-      if (Method && methodName(Method) == Setting.Setter &&
-          Call->getNumArgs() == 1) {
-        C.Setting = Call->getArg(0);
-        C.Broadcast = stateOf(evaluateBool(C.Setting));
-        return;
+      if (Method && methodName(Method) == Setter && Call->getNumArgs() == 1) {
+        Found.Argument = Call->getArg(0);
+        return Found;
       }
       E = skipImplicit(Call->getImplicitObjectArgument());
       continue;
@@ -318,17 +318,17 @@ void DDPObjects::evaluateOptions(Construction &C, const Expr *Options) {
     if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
       const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
       if (!Var) {
-        C.Broadcast = BroadcastState::Unknown;
-        return;
+        Found.Unknown = true;
+        return Found;
       }
-      C.OptionsVar = Var;
+      Found.Variable = Var;
       // The last setter call on the variable before the construction wins.
       const CXXMemberCallExpr *LastSetter = nullptr;
       const SourceManager &SM = Context.getSourceManager();
       forEachStmt(settingScope(Var), [&](const Stmt *S) {
         const auto *Call = dyn_cast<CXXMemberCallExpr>(S);
         if (!Call || !Call->getMethodDecl() ||
-            methodName(Call->getMethodDecl()) != Setting.Setter ||
+            methodName(Call->getMethodDecl()) != Setter ||
             Call->getNumArgs() != 1)
           return;
         const auto *On = dyn_cast<DeclRefExpr>(
@@ -342,26 +342,49 @@ void DDPObjects::evaluateOptions(Construction &C, const Expr *Options) {
           LastSetter = Call;
       });
       if (LastSetter) {
-        C.Setting = LastSetter->getArg(0);
-        C.Broadcast = stateOf(evaluateBool(C.Setting));
-        return;
+        Found.Argument = LastSetter->getArg(0);
+        return Found;
       }
       if (isa<ParmVarDecl>(Var) || !Var->getInit()) {
-        C.Broadcast = isa<ParmVarDecl>(Var) ? BroadcastState::Unknown
-                                            : BroadcastState::Default;
-        return;
+        Found.Unknown = isa<ParmVarDecl>(Var);
+        return Found;
       }
       E = skipImplicit(Var->getInit());
       continue;
     }
-    if (isa<CXXConstructExpr>(E) || isa<InitListExpr>(E)) {
-      C.Broadcast = BroadcastState::Default;
-      return;
-    }
-    C.Broadcast = BroadcastState::Unknown;
-    return;
+    Found.Unknown = !isa<CXXConstructExpr>(E) && !isa<InitListExpr>(E);
+    return Found;
   }
-  C.Broadcast = BroadcastState::Default;
+  return Found;
+}
+
+void DDPObjects::evaluateOptions(Construction &C, const Expr *Options) {
+  OptionSetter Broadcast = findOptionSetter(C, Options, C.Rule->Broadcast.Setter);
+  C.OptionsVar = Broadcast.Variable;
+  if (Broadcast.Argument) {
+    C.Setting = Broadcast.Argument;
+    C.Broadcast = stateOf(evaluateBool(C.Setting));
+  } else {
+    C.Broadcast =
+        Broadcast.Unknown ? BroadcastState::Unknown : BroadcastState::Default;
+  }
+  const OncePerBackwardSetting &Policy = C.Rule->OncePerBackward;
+  if (Policy.available() && C.Expr)
+    C.OncePerBackward = isEnumerator(
+        findOptionSetter(C, Options, Policy.Setter).Argument, Policy.Value);
+}
+
+bool DDPObjects::isEnumerator(const Expr *E, StringRef Qualified) {
+  if (!E || E->isValueDependent())
+    return false;
+  const auto *Enum = E->IgnoreImplicit()->getType()->getAs<EnumType>();
+  Expr::EvalResult Value;
+  if (!Enum || !E->EvaluateAsInt(Value, Context))
+    return false;
+  for (const EnumConstantDecl *Constant : Enum->getDecl()->enumerators())
+    if (llvm::APSInt::isSameValue(Constant->getInitVal(), Value.Val.getInt()))
+      return Constant->getQualifiedNameAsString() == Qualified.ltrim(':');
+  return false;
 }
 
 void DDPObjects::evaluateBroadcast(Construction &C) {
@@ -479,6 +502,11 @@ void DDPObjects::joinCallers(Construction &C, const ParmVarDecl &Param) {
                 : Broadcasts ? BroadcastState::SetTrue
                              : BroadcastState::SetFalse;
   C.HasBuffers = HasBuffers;
+  // Once per backward only if every caller's object that broadcasts is.
+  C.OncePerBackward =
+      llvm::all_of(C.Callers.Sources, [](const CallerSource &Source) {
+        return !Source.From->broadcasts() || Source.From->OncePerBackward;
+      });
 }
 
 const Construction *DDPObjects::temporaryConstruction(const Expr *E,

@@ -109,6 +109,10 @@ struct Construction {
   /// variable.
   const clang::Expr *Options = nullptr;
   const clang::VarDecl *OptionsVar = nullptr;
+  /// The options provably set the rule's once-per-backward buffer policy:
+  /// buffers are broadcast only at the first forward after a backward. For
+  /// a parameter: every caller's object that broadcasts sets it.
+  bool OncePerBackward = false;
   /// The wrapped module's forward saves (or may save) a buffer for backward.
   bool HasBuffers = true;
   /// When HasBuffers is an assumption: what could not be followed, and where.
@@ -150,7 +154,23 @@ private:
   /// A parameter's construction is its callers'.
   void joinCallers(Construction &C, const clang::ParmVarDecl &Param);
   void evaluateBroadcast(Construction &C);
+  /// What sets an option: the argument of the last call of a setter on the
+  /// options (a chain of setters, then setters called on an options
+  /// variable before the construction, then its initialiser).
+  struct OptionSetter {
+    /// Null when nothing sets it.
+    const clang::Expr *Argument = nullptr;
+    /// The options could not be followed (a parameter, an unknown call).
+    bool Unknown = false;
+    /// The last options variable followed.
+    const clang::VarDecl *Variable = nullptr;
+  };
+  OptionSetter findOptionSetter(const Construction &C,
+                                const clang::Expr *Options,
+                                llvm::StringRef Setter);
   void evaluateOptions(Construction &C, const clang::Expr *Options);
+  /// E evaluates to the enumerator named Qualified.
+  bool isEnumerator(const clang::Expr *E, llvm::StringRef Qualified);
   bool moduleHasBuffers(Construction &C);
   std::optional<bool> evaluateBool(const clang::Expr *E);
 

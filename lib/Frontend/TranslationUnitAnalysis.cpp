@@ -364,6 +364,50 @@ void TranslationUnitAnalysis::noteEscapes(const Analysed &A,
   }
 }
 
+void TranslationUnitAnalysis::noteOncePerBackward(
+    const Analysed &A, llvm::MutableArrayRef<Finding> Findings) {
+  const TranslatedFunction &T = A.Translation;
+  // The same events with the policy set on every object that lacks it;
+  // objects never interact, so one analysis answers for each of them. The
+  // policy broadcasts at a subset of the forwards, so it adds no hazard.
+  EventGraph Graph = T.Graph;
+  bool Asks = false;
+  for (ObjectId O = 0; O < Graph.numObjects(); ++O) {
+    const Construction &C = Objects.construction(T.Objects[O]);
+    if (!C.OncePerBackward && C.Rule->OncePerBackward.available() &&
+        llvm::any_of(Findings,
+                     [&](const Finding &F) { return F.Object == T.Objects[O]; })) {
+      Graph.object(O).OncePerBackward = true;
+      Asks = true;
+    }
+  }
+  if (!Asks)
+    return;
+  model::AnalysisOptions Options;
+  Options.ListHazards = false;
+  AnalysisResult Result = analyzeHazards(Graph, Options);
+  const SourceManager &SM = Context.getSourceManager();
+  for (const Clobber &C : Result.Clobbers) {
+    const Event &Second = Graph.forwardOf(C.SecondForward);
+    if (!Graph.object(Second.Object).OncePerBackward)
+      continue;
+    std::optional<SiteId> Backward;
+    for (unsigned First : C.FirstForwards)
+      if ((Backward = Result.firstBackward(First, C.SecondForward)))
+        break;
+    if (!Backward)
+      continue;
+    const Site &SecondSite = T.Sites[Second.Site];
+    for (Finding &F : Findings)
+      if (F.Object == T.Objects[Second.Object] &&
+          (!F.OncePerBackwardFails ||
+           SM.isBeforeInTranslationUnit(
+               SecondSite.Call->getBeginLoc(),
+               F.OncePerBackwardFails->first.Call->getBeginLoc())))
+        F.OncePerBackwardFails = {SecondSite, T.Sites[*Backward]};
+  }
+}
+
 std::vector<Finding> TranslationUnitAnalysis::run() {
   std::vector<Finding> Findings;
   llvm::DenseSet<const FunctionDecl *> Done;
@@ -384,7 +428,10 @@ std::vector<Finding> TranslationUnitAnalysis::run() {
       continue;
     size_t Before = Findings.size();
     report(A, Findings);
-    noteEscapes(A, llvm::MutableArrayRef<Finding>(Findings).drop_front(Before));
+    llvm::MutableArrayRef<Finding> Found =
+        llvm::MutableArrayRef<Finding>(Findings).drop_front(Before);
+    noteEscapes(A, Found);
+    noteOncePerBackward(A, Found);
   }
   const SourceManager &SM = Context.getSourceManager();
   llvm::stable_sort(Findings, [&](const Finding &A, const Finding &B) {

@@ -13,6 +13,8 @@
 #include "Model/HazardAnalysis.h"
 #include "llvm/ADT/DenseSet.h"
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace ddpguard {
 namespace clangfe {
@@ -37,6 +39,11 @@ struct Finding {
   const clang::Expr *EscapedRead = nullptr;
   model::OriginId FirstOrigin = 0;
   model::OriginId SecondOrigin = 0;
+  /// When the object broadcasts before every forward but the rule's
+  /// once-per-backward policy would not remove the hazard: a forward that
+  /// would still broadcast (the first after a backward) and the backward that
+  /// would still fail.
+  std::optional<std::pair<Site, Site>> OncePerBackwardFails;
 };
 
 class TranslationUnitAnalysis : public SummaryProvider {
@@ -71,6 +78,9 @@ private:
   void report(const Analysed &A, std::vector<Finding> &Findings);
   /// Marks the findings that hold only through escaped values.
   void noteEscapes(const Analysed &A, llvm::MutableArrayRef<Finding> Findings);
+  /// Marks the findings that the once-per-backward policy would not remove.
+  void noteOncePerBackward(const Analysed &A,
+                           llvm::MutableArrayRef<Finding> Findings);
   const clang::Stmt *commonLoop(const clang::FunctionDecl *Function,
                                 clang::SourceLocation A,
                                 clang::SourceLocation B);

@@ -36,6 +36,10 @@ struct ObjectInfo {
   bool BroadcastsBuffers = true;
   /// The wrapped module has (or may have) buffers.
   bool HasBuffers = true;
+  /// Buffers are broadcast only at the first grad-mode forward after a
+  /// backward reached the module's parameters (ddpguard's
+  /// BufferBroadcast::kOncePerBackward), not before every forward.
+  bool OncePerBackward = false;
 };
 
 struct Event {
@@ -105,6 +109,8 @@ public:
 
   llvm::ArrayRef<Block> blocks() const { return Blocks; }
   const ObjectInfo &object(ObjectId O) const { return Objects[O]; }
+  /// For asking what a different buffer policy would change.
+  ObjectInfo &object(ObjectId O) { return Objects[O]; }
   unsigned numObjects() const { return Objects.size(); }
   unsigned numValues() const { return NumValues; }
   unsigned numOrigins() const { return NumOrigins; }

@@ -433,6 +433,11 @@ struct State {
   /// DDPCore::post_forward, PyTorch's _post_forward). Unknown at the
   /// function's entry, so set there.
   Origins MaySync;
+  /// Objects broadcasting once per backward whose next forward may be the
+  /// first grad-mode one since a backward reached their parameters (the
+  /// runtime's grad_forward_since_backward_ unset). Set at the entry: the
+  /// caller may have run a backward.
+  Origins MayFollowBackward;
   bool Reached = false;
 
   bool join(const State &Other) {
@@ -444,6 +449,7 @@ struct State {
     }
     bool Changed = Live |= Other.Live;
     Changed |= MaySync |= Other.MaySync;
+    Changed |= MayFollowBackward |= Other.MayFollowBackward;
     for (const auto &[Value, From] : Other.Provenance)
       Changed |= Provenance[Value] |= From;
     return Changed;
@@ -486,6 +492,7 @@ private:
   /// Values some later event reads, at each block's entry.
   std::vector<Values> LiveIn;
   std::vector<Origins> ObjectForwards;
+  Origins AllForwards;
   std::vector<bool> Reached;
   /// Per entry of AnalysisResult::Backwards: the origins it traverses.
   std::vector<Origins> Traversed;
@@ -544,8 +551,10 @@ State HazardAnalyzer::initialState() const {
   State S;
   S.Reached = true;
   S.Provenance[G.unknownValue()].set(Unknown);
-  for (ObjectId O = 0; O < G.numObjects(); ++O)
+  for (ObjectId O = 0; O < G.numObjects(); ++O) {
     S.MaySync.set(O);
+    S.MayFollowBackward.set(O);
+  }
   for (auto [Value, Origin] : G.inputs())
     S.Provenance[Value].set(Origin);
   return S;
@@ -616,10 +625,16 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
       // every way here: that one cleared require_forward_param_sync, so this
       // forward does not broadcast (it sets the flag again if it has grad).
       bool Syncs = S.MaySync.test(E.Object);
-      if (E.GradEnabled)
+      // Once per backward: only the first grad-mode forward after a
+      // backward broadcasts (DDPCore::pre_forward).
+      if (Object.OncePerBackward && !S.MayFollowBackward.test(E.Object))
+        Syncs = false;
+      if (E.GradEnabled) {
         S.MaySync.set(E.Object);
-      else
+        S.MayFollowBackward.reset(E.Object);
+      } else {
         S.MaySync.reset(E.Object);
+      }
       if ((Result || Visit) && Syncs && Object.BroadcastsBuffers &&
           Object.HasBuffers) {
         Origins Clobbered = S.Live & ObjectForwards[E.Object];
@@ -656,6 +671,15 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
       P.reset(Unknown);
       if (ThroughUnknown)
         P |= S.Live;
+      // A backward that accumulates into an object's parameters re-arms its
+      // once-per-backward broadcast; autograd::grad accumulates into none.
+      // History from an input or of unknown origin may reach any object.
+      if (!E.ReturnsGradients)
+        for (ObjectId O = 0; O < G.numObjects(); ++O)
+          if (G.object(O).OncePerBackward &&
+              (ThroughUnknown || P.intersects(ObjectForwards[O]) ||
+               !(P - AllForwards).empty()))
+            S.MayFollowBackward.set(O);
       if (Result) {
         Index->BlockBackwards[B].push_back(
             {I, static_cast<unsigned>(Result->Backwards.size())});
@@ -815,6 +839,7 @@ AnalysisResult HazardAnalyzer::run() {
     if (G.isForwardOrigin(O)) {
       Index->ForwardPositions[O] = G.forwardPosition(O);
       ObjectForwards[G.forwardOf(O).Object].set(O);
+      AllForwards.set(O);
     }
   for (const Block &B : Blocks)
     Index->Successors.push_back(B.Successors);

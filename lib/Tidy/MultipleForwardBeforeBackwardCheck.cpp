@@ -139,6 +139,19 @@ static std::string shortEnumerator(StringRef Qualified) {
                                  : Qualified.substr(Enum + 2).str();
 }
 
+std::string MultipleForwardBeforeBackwardCheck::oncePerBackwardFailure(
+    const Finding &F) const {
+  const SourceManager &SM = Context->getSourceManager();
+  const auto &[Second, Backward] = *F.OncePerBackwardFails;
+  return "the forward at line " +
+         std::to_string(SM.getPresumedLineNumber(locationOf(Second))) +
+         " runs after a backward, so it would still broadcast over buffers "
+         "that the backward at line " +
+         std::to_string(
+             SM.getPresumedLineNumber(Backward.Call->getExprLoc())) +
+         " needs";
+}
+
 void MultipleForwardBeforeBackwardCheck::noteCallerConstructions(
     const Construction &C) {
   for (const CallerSource &Source : C.Callers.Sources) {
@@ -148,7 +161,7 @@ void MultipleForwardBeforeBackwardCheck::noteCallerConstructions(
                              ? "the temporary"
                              : "'" + From.Object->getNameAsString() + "'";
     std::string Setting;
-    if (fix::setsOncePerBackward(From, *Context))
+    if (From.OncePerBackward)
       Setting = "buffers are broadcast once per backward";
     else if (From.Broadcast == BroadcastState::Unknown)
       Setting = "'broadcast_buffers' is set to a value not known at compile "
@@ -211,17 +224,22 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   const SourceManager &SM = Context->getSourceManager();
   const Construction &C = Analysis->objects().construction(F.Object);
   std::string Name = F.Object->getNameAsString();
-  // Buffers broadcast once per backward: a later forward before the backward
-  // broadcasts nothing, so it overwrites nothing.
-  if (fix::setsOncePerBackward(C, *Context))
-    return;
 
   bool FuseFirst = FixMode == "fuse";
   bool OnceFirst = FixMode == "once-per-backward";
   // The fix at the construction: broadcast_buffers(false), or with
-  // FixMode: once-per-backward the buffer policy.
-  fix::FixOutcome Broadcast = OnceFirst ? fix::makeOncePerBackwardFix(C, *Context)
-                                        : fix::makeBroadcastFix(C, *Context);
+  // FixMode: once-per-backward the buffer policy, unless the object has it
+  // already or it would leave a forward that still broadcasts.
+  fix::FixOutcome Broadcast;
+  if (!OnceFirst)
+    Broadcast = fix::makeBroadcastFix(C, *Context);
+  else if (C.OncePerBackward)
+    Broadcast.Reason = "'" + Name + "' broadcasts buffers once per backward "
+                       "already";
+  else if (F.OncePerBackwardFails)
+    Broadcast.Reason = oncePerBackwardFailure(F);
+  else
+    Broadcast = fix::makeOncePerBackwardFix(C, *Context);
   fix::FixOutcome Fuse = Fuser->make(F);
   // One fix per construction and per fused run, whatever number of warnings.
   // A warning whose fix an earlier warning already carries offers no other
@@ -243,9 +261,11 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
     auto Warning =
         diag(locationOf(F.Second),
              "forward call on DDP-wrapped '%0' before the backward of the "
-             "forward at line %1: DDP broadcasts buffers before every forward "
-             "and overwrites the buffers that forward saved for backward")
-        << Name << SM.getPresumedLineNumber(locationOf(F.First));
+             "forward at line %1: DDP broadcasts buffers %select{before every "
+             "forward|at the first forward after a backward}2 and overwrites "
+             "the buffers that forward saved for backward")
+        << Name << SM.getPresumedLineNumber(locationOf(F.First))
+        << C.OncePerBackward;
     for (const FixItHint &Hint : FuseFirst ? Fuse.Hints : Broadcast.Hints)
       Warning << Hint;
   }
@@ -313,7 +333,8 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   if (Rule && !Rule->FusedForward.empty())
     KeepInSync = "fusing the forwards into one '" + Rule->FusedForward +
                  "' call (FixMode: fuse)";
-  if (Rule && Rule->OncePerBackward.available())
+  if (Rule && Rule->OncePerBackward.available() && !C.OncePerBackward &&
+      !F.OncePerBackwardFails)
     KeepInSync += std::string(KeepInSync.empty() ? "" : " or ") +
                   "broadcasting once per backward ('" +
                   shortEnumerator(Rule->OncePerBackward.Value) + "')";

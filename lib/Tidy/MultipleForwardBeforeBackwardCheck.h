@@ -60,6 +60,8 @@ private:
                         const clangfe::Construction &C);
   /// A parameter's notes: each caller's construction and how it gets there.
   void noteCallerConstructions(const clangfe::Construction &C);
+  /// Why the once-per-backward policy would not remove the finding.
+  std::string oncePerBackwardFailure(const clangfe::Finding &F) const;
 
   std::string RuleFiles;
   std::string FixMode;

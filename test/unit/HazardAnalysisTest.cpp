@@ -78,6 +78,73 @@ TEST(HazardAnalysis, NoBroadcastOrNoBuffersIsOk) {
   }
 }
 
+/// Once per backward (BufferBroadcast::kOncePerBackward): only the first
+/// grad-mode forward after a backward broadcasts.
+static const ObjectInfo OncePerBackward{"D", true, true, true};
+
+TEST(HazardAnalysisOncePerBackward, LaterForwardsBeforeTheBackwardAreOk) {
+  GraphBuilder B(OncePerBackward);
+  ValueId O1 = B.forward(), O2 = B.forward(), O3 = B.forward();
+  B.backward({B.combine({O1, O2, O3})});
+  EXPECT_TRUE(B.run().Hazards.empty());
+}
+
+TEST(HazardAnalysisOncePerBackward, ForwardAfterABackwardOverARetainedGraph) {
+  // fake = D(x); fake.backward(retain); real = D(y); fake.backward():
+  // the forward after the backward broadcasts over fake's retained graph.
+  GraphBuilder B(OncePerBackward);
+  ValueId Fake = B.forward();
+  B.backward({Fake}, /*Retain=*/true);
+  B.forward();
+  B.backward({Fake});
+  AnalysisResult R = B.run();
+  ASSERT_EQ(R.Hazards.size(), 1u);
+  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].SecondForward).Site, 2u);
+}
+
+TEST(HazardAnalysisOncePerBackward, GradAccumulatesNothingSoDoesNotRearm) {
+  // A gradient penalty: autograd::grad reaches no parameter's accumulator,
+  // so the forward after it reuses the buffers it had.
+  GraphBuilder B(OncePerBackward);
+  ValueId O1 = B.forward();
+  ValueId Penalty = B.grad({O1}, /*Retain=*/true, /*Create=*/true);
+  ValueId O2 = B.forward();
+  B.backward({B.combine({O1, O2, Penalty})});
+  EXPECT_TRUE(B.run().Hazards.empty());
+}
+
+TEST(HazardAnalysisOncePerBackward, BackwardOfAnotherObjectDoesNotRearm) {
+  GraphBuilder B(OncePerBackward);
+  ObjectId E = B.G.addObject({"E", true, true});
+  ValueId O1 = B.forward();
+  B.backward({B.forward(true, E)});
+  ValueId O2 = B.forward();
+  B.backward({O1, O2});
+  EXPECT_TRUE(B.run().Hazards.empty());
+}
+
+TEST(HazardAnalysisOncePerBackward, BackwardOfUnknownHistoryRearms) {
+  GraphBuilder B(OncePerBackward);
+  ValueId O1 = B.forward();
+  B.backward({B.G.unknownValue()}, /*Retain=*/true);
+  B.forward();
+  B.backward({O1});
+  EXPECT_EQ(B.run().Hazards.size(), 1u);
+}
+
+TEST(HazardAnalysisOncePerBackward, ABackwardInALoopRearmsItsNextIteration) {
+  // The loop's second iteration forwards after its first one's backward and
+  // broadcasts over O1's graph.
+  GraphBuilder B(OncePerBackward);
+  ValueId O1 = B.forward();
+  B.beginLoop();
+  ValueId O2 = B.forward();
+  B.backward({O2}, /*Retain=*/true);
+  B.endLoop();
+  B.backward({O1});
+  EXPECT_EQ(B.run().Hazards.size(), 1u);
+}
+
 TEST(HazardAnalysis, SecondForwardUnderNoGradStillClobbers) {
   GraphBuilder B;
   ValueId O1 = B.forward();
@@ -493,7 +560,7 @@ TEST(HazardAnalysis, CompactResultsAgreeWithTheListingOnRandomGraphs) {
     EventGraph G;
     unsigned Objects = 1 + Pick(2);
     for (unsigned O = 0; O < Objects; ++O)
-      G.addObject({"D", Pick(5) != 0, Pick(6) != 0});
+      G.addObject({"D", Pick(5) != 0, Pick(6) != 0, Pick(3) == 0});
     unsigned Blocks = 1 + Pick(7);
     for (unsigned I = 0; I < Blocks; ++I)
       G.addBlock();
