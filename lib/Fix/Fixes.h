@@ -1,9 +1,11 @@
 //===- Fixes.h - Rewrites that remove the hazard --------------------------===//
 //
 // broadcast: set broadcast_buffers to false where the DDP object is
-// constructed, as its rule says. fuse: replace consecutive forwards on one
-// DDP object by one call to the rule's fused forward, its arguments hoisted
-// into locals in their original order. once-per-backward: set the rule's
+// constructed, as its rule says. fuse: replace the forwards on one DDP
+// object in one block by one call to the rule's fused forward, its
+// arguments hoisted into locals in their original order; forwards move
+// past the statements between them only where that provably keeps the
+// program's meaning. once-per-backward: set the rule's
 // once-per-backward buffer policy where the DDP object is constructed. A
 // DDP parameter is constructed by its callers (Frontend/Callers.h): the fix
 // is made at each caller's construction.
@@ -67,6 +69,18 @@ FixOutcome makeOncePerBackwardFix(const clangfe::Construction &C,
                                   clang::ASTContext &Context);
 
 struct ForwardStatement;
+struct CrossedStatement;
+
+/// Why a forward cannot move past a statement between the forwards.
+struct Blocked {
+  unsigned ForwardLine, Line;
+  bool Down;
+  /// What the statement does that forbids the move, or
+  std::string What;
+  /// the forward's argument, which would be evaluated before the statement.
+  std::string Argument;
+  std::string describe() const;
+};
 
 /// Makes fuse fixes; indexes each function's statement blocks once, so that
 /// many findings in one long function stay cheap.
@@ -90,8 +104,16 @@ private:
     unsigned Index;
   };
   void index(const clang::FunctionDecl *Function);
-  FixOutcome fuse(llvm::ArrayRef<ForwardStatement> Run, const WrapperRule &Rule,
-                  const clang::FunctionDecl *Function);
+  /// The fused call replaces the forward Run[Anchor]; the forwards before it
+  /// move down to it, those after it up.
+  FixOutcome fuse(llvm::ArrayRef<ForwardStatement> Run, unsigned Anchor,
+                  const WrapperRule &Rule, const clang::FunctionDecl *Function);
+  /// Why Forward cannot move (down or up) past Statement, if it cannot.
+  std::optional<Blocked> whyCannotCross(const ForwardStatement &Forward,
+                             const CrossedStatement &Statement, bool Down,
+                             const clang::ValueDecl *Object);
+  /// Why the forward of the module Object wraps may draw random numbers.
+  std::optional<std::string> whyForwardMayDraw(const clang::ValueDecl *Object);
   /// Stem_N, an identifier the translation unit does not spell yet, N
   /// counting per function from 1.
   std::string freshName(const clang::FunctionDecl *Function,
@@ -105,6 +127,9 @@ private:
   /// The fix of each run of forwards, by its first forward: made once, so
   /// that the warnings of one run share its names.
   llvm::DenseMap<const clang::Expr *, FixOutcome> Made;
+  clangfe::SavedBuffers Modules{Context};
+  llvm::DenseMap<const clang::ValueDecl *, std::optional<std::string>>
+      ForwardDraws;
   std::map<std::pair<const clang::FunctionDecl *, std::string>, unsigned>
       NextName;
 };

@@ -433,28 +433,32 @@ void DDPObjects::evaluateBroadcast(Construction &C) {
   }
 }
 
-bool DDPObjects::moduleHasBuffers(Construction &C) {
-  if (AssumeModulesHaveBuffers)
-    return true;
+QualType DDPObjects::moduleType(const Construction &C) const {
   const WrapperRule &Rule = *C.Rule;
-  QualType Module;
   if (Rule.ModuleTemplateArgument) {
     const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
         pointee(C.Object->getType())->getAsCXXRecordDecl());
     if (Spec && *Rule.ModuleTemplateArgument < Spec->getTemplateArgs().size() &&
         Spec->getTemplateArgs()[*Rule.ModuleTemplateArgument].getKind() ==
             TemplateArgument::Type)
-      Module = Spec->getTemplateArgs()[*Rule.ModuleTemplateArgument].getAsType();
+      return Spec->getTemplateArgs()[*Rule.ModuleTemplateArgument].getAsType();
   } else if (Rule.ModuleConstructorArgument) {
     if (*Rule.ModuleConstructorArgument < C.Args.size())
-      Module = C.Args[*Rule.ModuleConstructorArgument]->getType();
+      return C.Args[*Rule.ModuleConstructorArgument]->getType();
   } else if (const CXXRecordDecl *Wrapper =
                  pointee(C.Object->getType())->getAsCXXRecordDecl()) {
     if (Wrapper->hasDefinition())
       for (const FieldDecl *Field : Wrapper->getDefinition()->fields())
         if (Field->getIdentifier() && Field->getName() == Rule.ModuleField)
-          Module = Field->getType();
+          return Field->getType();
   }
+  return QualType();
+}
+
+bool DDPObjects::moduleHasBuffers(Construction &C) {
+  if (AssumeModulesHaveBuffers)
+    return true;
+  QualType Module = moduleType(C);
   SavedBuffersVerdict Verdict = Saved.forModule(Module);
   if (Verdict.K == SavedBuffersVerdict::Kind::Assumed) {
     C.BuffersAssumption = Verdict.Reason;

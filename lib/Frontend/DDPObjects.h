@@ -142,6 +142,9 @@ public:
   /// S is a forward on a DDP object.
   std::optional<ForwardCall> matchForward(const clang::Stmt *S);
   const Construction &construction(const clang::ValueDecl *Object);
+  /// The type of the module C wraps, as its rule says where it is; null
+  /// when that is not visible.
+  clang::QualType moduleType(const Construction &C) const;
   /// The construction of a DDP temporary (`DDP(...)`, make_shared) passed
   /// for Param, or null when E is no constructing expression.
   const Construction *temporaryConstruction(const clang::Expr *E,

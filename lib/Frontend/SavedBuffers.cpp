@@ -73,6 +73,15 @@ Value gradValue() {
   return V;
 }
 
+} // namespace
+
+bool isInPlace(StringRef Name) {
+  return Name.ends_with("_") ||
+         (Name.starts_with("operator") && Name.size() > 9 &&
+          Name.ends_with("=") && Name != "operator==" && Name != "operator!=" &&
+          Name != "operator<=" && Name != "operator>=");
+}
+
 bool isTensor(QualType Type) {
   const CXXRecordDecl *Record = Type.getNonReferenceType()->getAsCXXRecordDecl();
   if (!Record)
@@ -81,7 +90,6 @@ bool isTensor(QualType Type) {
   return Name == "at::Tensor" || Name == "at::TensorBase";
 }
 
-/// The outermost namespace of a declaration: "at" for at::native::foo.
 StringRef outermostNamespace(const Decl *D) {
   StringRef Outer;
   for (const DeclContext *DC = D->getDeclContext(); DC; DC = DC->getParent())
@@ -96,7 +104,7 @@ bool isTorchDecl(const Decl *D) {
   return Outer == "at" || Outer == "torch" || Outer == "c10";
 }
 
-bool isFunctional(const Decl *D) {
+static bool isFunctional(const Decl *D) {
   for (const DeclContext *DC = D->getDeclContext(); DC; DC = DC->getParent())
     if (const auto *NS = dyn_cast<NamespaceDecl>(DC))
       if (NS->getIdentifier() && NS->getName() == "functional")
@@ -104,7 +112,6 @@ bool isFunctional(const Decl *D) {
   return false;
 }
 
-/// A torch::nn module or module holder, or a user class derived from one.
 bool isModuleRecord(const CXXRecordDecl *Record) {
   if (!Record)
     return false;
@@ -121,6 +128,8 @@ bool isModuleRecord(const CXXRecordDecl *Record) {
                             Base.getType()->getAsCXXRecordDecl());
                       });
 }
+
+namespace {
 
 /// The module a type holds: T for ModuleHolder<T> and the TORCH_MODULE
 /// classes derived from it, else the type itself.
@@ -150,12 +159,6 @@ std::string operatorName(const FunctionDecl *Callee) {
   return "";
 }
 
-bool isInPlace(StringRef Name) {
-  return Name.ends_with("_") ||
-         (Name.starts_with("operator") && Name.size() > 9 &&
-          Name.ends_with("=") && Name != "operator==" && Name != "operator!=" &&
-          Name != "operator<=" && Name != "operator>=");
-}
 
 /// Follows buffers through the functions a forward runs, and records the
 /// first operation that saves one and the first thing it cannot follow.
@@ -745,6 +748,146 @@ Verdict SavedBuffers::forUserModule(const CXXRecordDecl *Record,
   }
   Cache[InputsRequireGrad][Record] = Result;
   return Result;
+}
+
+bool drawsRandomNumbers(const FunctionDecl *Callee) {
+  if (!Callee || !Callee->getIdentifier() || !isTorchDecl(Callee))
+    return false;
+  StringRef Name = Callee->getName();
+  // The factories and samplers (rand, randn_like, randint, randperm,
+  // random_), dropout in every form, the distributions' in-place samplers,
+  // torch::nn::init's random initialisers, and reseeding.
+  return Name.starts_with("rand") || Name.contains("dropout") ||
+         startsWithAny(Name, {"kaiming_", "xavier_", "orthogonal_",
+                              "sparse_", "trunc_normal_"}) ||
+         llvm::is_contained(
+             {"bernoulli", "bernoulli_", "normal", "normal_", "uniform_",
+              "exponential_", "geometric_", "cauchy_", "log_normal_",
+              "multinomial", "poisson", "binomial", "rrelu", "rrelu_",
+              "rrelu_with_noise", "gumbel_softmax", "manual_seed", "seed",
+              "set_rng_state"},
+             Name);
+}
+
+std::optional<std::string> SavedBuffers::whyForwardMayDraw(QualType ModuleType) {
+  if (ModuleType.isNull())
+    return "the wrapped module's type is not known";
+  QualType Type(heldModule(ModuleType), 0);
+  const CXXRecordDecl *Record = Type->getAsCXXRecordDecl();
+  if (Type->isDependentType() || !Record)
+    return "the module's type '" + Type.getAsString() + "' is not known";
+  std::string Name = qualifiedName(Record);
+  if (StringRef(Name).starts_with("torch::nn::")) {
+    StringRef Short = StringRef(Name).drop_front(strlen("torch::nn::"));
+    Short.consume_back("Impl");
+    if (Short == "Module" || Short == "Cloneable")
+      return std::nullopt;
+    // Dropout layers draw in training mode; recurrent layers and attention
+    // may hold dropout in their options.
+    if (startsWithAny(Short, {"Dropout", "AlphaDropout", "FeatureAlphaDropout",
+                              "RReLU"}))
+      return "'torch::nn::" + Short.str() + "' draws random numbers";
+    if (startsWithAny(Short,
+                      {"Linear", "Bilinear", "Conv", "BatchNorm",
+                       "InstanceNorm", "LayerNorm", "GroupNorm", "ReLU",
+                       "LeakyReLU", "GELU", "SiLU", "Mish", "ELU", "SELU",
+                       "CELU", "PReLU", "Sigmoid", "Tanh", "Softmax",
+                       "LogSoftmax", "Softplus", "Embedding", "Flatten",
+                       "Unflatten", "Identity", "MaxPool", "AvgPool",
+                       "Adaptive", "Upsample", "PixelShuffle", "Hardtanh",
+                       "Threshold", "ZeroPad", "ReflectionPad",
+                       "ReplicationPad", "ConstantPad", "Fold", "Unfold",
+                       "LocalResponseNorm", "CosineSimilarity",
+                       "PairwiseDistance", "LSTMCell", "GRUCell", "RNNCell"}))
+      return std::nullopt;
+    return "'torch::nn::" + Short.str() +
+           "' is not known to draw no random numbers";
+  }
+  if (!Record->hasDefinition())
+    return "the definition of '" + Record->getNameAsString() +
+           "' is not visible";
+  Record = Record->getDefinition();
+  auto Found = DrawCache.find(Record);
+  if (Found != DrawCache.end())
+    return Found->second;
+  // A module that holds itself draws nothing more through the cycle.
+  DrawCache[Record] = std::nullopt;
+  std::optional<std::string> Result;
+  bool Visible = false;
+  SmallVector<const CXXRecordDecl *, 4> Classes{Record};
+  for (unsigned I = 0; I < Classes.size() && !Result; ++I) {
+    for (const CXXBaseSpecifier &Base : Classes[I]->bases()) {
+      const CXXRecordDecl *BaseRecord = Base.getType()->getAsCXXRecordDecl();
+      if (BaseRecord && !isTorchDecl(BaseRecord) && BaseRecord->hasDefinition())
+        Classes.push_back(BaseRecord->getDefinition());
+    }
+    for (const CXXMethodDecl *Method : Classes[I]->methods())
+      if (Method->getIdentifier() && Method->getName() == "forward" &&
+          Method->hasBody() && !Result) {
+        Visible = true;
+        Result = whyMayDraw(Method->getBody());
+      }
+  }
+  if (!Result && !Visible)
+    Result = "the forward of '" + Record->getNameAsString() +
+             "' is not visible";
+  DrawCache[Record] = Result;
+  return Result;
+}
+
+std::optional<std::string> SavedBuffers::whyMayDraw(const Stmt *Root) {
+  if (!Root)
+    return std::nullopt;
+  const SourceManager &SM = Context.getSourceManager();
+  auto At = [&](const Expr *E) {
+    return " (line " + std::to_string(SM.getPresumedLineNumber(E->getExprLoc())) +
+           ")";
+  };
+  if (const auto *Call = dyn_cast<CallExpr>(Root)) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee)
+      return "a call cannot be resolved" + At(Call);
+    std::string Name = operatorName(Callee);
+    const auto *Method = dyn_cast<CXXMethodDecl>(Callee);
+    const CXXRecordDecl *Parent = Method ? Method->getParent() : nullptr;
+    const Expr *Object = nullptr;
+    if (const auto *MemberCall = dyn_cast<CXXMemberCallExpr>(Call))
+      Object = MemberCall->getImplicitObjectArgument();
+    else if (Method && isa<CXXOperatorCallExpr>(Call) && Call->getNumArgs() > 0)
+      Object = Call->getArg(0);
+    if (drawsRandomNumbers(Callee))
+      return "'" + Name + "' draws random numbers" + At(Call);
+    if (Parent && isModuleRecord(Parent) && Object &&
+        !isa<CXXThisExpr>(skipImplicit(Object))) {
+      // A submodule's forward, or the module API (train(), parameters()).
+      if (qualifiedName(Parent) != "torch::nn::Module")
+        if (std::optional<std::string> Why = whyForwardMayDraw(Object->getType()))
+          return Why;
+    } else if (isTorchDecl(Callee)) {
+      // LibTorch's other operations draw nothing.
+    } else if (outermostNamespace(Callee) == "std") {
+      if (Callee->getOverloadedOperator() == OO_Call)
+        return "a std::function is called" + At(Call);
+    } else {
+      // The module's helpers and the functions they call: followed.
+      const FunctionDecl *Definition = nullptr;
+      if (!Callee->hasBody(Definition))
+        return "'" + Name + "', whose body is not visible, is called" + At(Call);
+      if (Method && Method->isVirtual())
+        return "virtual '" + Name + "' is called" + At(Call);
+      if (Drawing.insert(Definition).second) {
+        std::optional<std::string> Why = whyMayDraw(Definition->getBody());
+        Drawing.erase(Definition);
+        if (Why)
+          return Why;
+      }
+    }
+  }
+  // Lambda bodies too: what a lambda draws is drawn where it is called.
+  for (const Stmt *Child : Root->children())
+    if (std::optional<std::string> Why = whyMayDraw(Child))
+      return Why;
+  return std::nullopt;
 }
 
 } // namespace clangfe

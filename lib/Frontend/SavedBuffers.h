@@ -18,6 +18,10 @@
 // diagnostic. See docs/ground-truth.md, "Which buffers are saved for
 // backward".
 //
+// The same walk over a module's types and forward answers whether the
+// forward draws random numbers (dropout, torch::rand...), which the fuse fix
+// asks before it moves a forward past a statement that draws.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DDPGUARD_FRONTEND_SAVEDBUFFERS_H
@@ -26,10 +30,31 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include <optional>
 #include <string>
 
 namespace ddpguard {
 namespace clangfe {
+
+/// The outermost namespace of a declaration: "at" for at::native::foo.
+llvm::StringRef outermostNamespace(const clang::Decl *D);
+
+/// A declaration in LibTorch's namespaces (at, c10, torch).
+bool isTorchDecl(const clang::Decl *D);
+
+/// A torch::nn module or module holder, or a user class derived from one.
+bool isModuleRecord(const clang::CXXRecordDecl *Record);
+
+/// An operation named so modifies its first operand: `add_`, `operator+=`.
+bool isInPlace(llvm::StringRef Name);
+
+/// at::Tensor or at::TensorBase, or a reference to one.
+bool isTensor(clang::QualType Type);
+
+/// Callee draws from LibTorch's random number generator or reseeds it:
+/// torch::rand, randn_like, bernoulli_, dropout, torch::nn::init::normal_...
+bool drawsRandomNumbers(const clang::FunctionDecl *Callee);
 
 struct SavedBuffersVerdict {
   enum class Kind {
@@ -57,6 +82,11 @@ public:
   /// backward when its inputs do not require grad.
   SavedBuffersVerdict forModule(clang::QualType ModuleType);
 
+  /// Why the forward of a module of this type may draw random numbers (a
+  /// dropout layer, a random operation, something it cannot follow), or
+  /// nothing when it provably draws none.
+  std::optional<std::string> whyForwardMayDraw(clang::QualType ModuleType);
+
 private:
   SavedBuffersVerdict forType(clang::QualType Type,
                               const clang::Expr *Construction,
@@ -69,8 +99,16 @@ private:
                                     bool InputsRequireGrad);
 
   clang::ASTContext &Context;
+  /// Why the statements below Root may draw random numbers, following the
+  /// calls they make; nothing when they draw none.
+  std::optional<std::string> whyMayDraw(const clang::Stmt *Root);
+
   /// Per record, with inputs that do not / may require grad.
   llvm::DenseMap<const clang::CXXRecordDecl *, SavedBuffersVerdict> Cache[2];
+  llvm::DenseMap<const clang::CXXRecordDecl *, std::optional<std::string>>
+      DrawCache;
+  /// The functions whose bodies are being walked for random draws.
+  llvm::SmallPtrSet<const clang::FunctionDecl *, 8> Drawing;
 };
 
 } // namespace clangfe

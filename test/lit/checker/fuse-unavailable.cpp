@@ -20,6 +20,6 @@ void outputFeedsNextInput(Net net, PG pg, torch::Tensor a) {
   auto o1 = d(a);
   auto o2 = d(o1);
   // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: forward call on DDP-wrapped 'd'
-  // CHECK-MESSAGES: :[[@LINE-2]]:13: note: cannot fuse the forwards: the forwards are not consecutive statements in one block that each store one output
+  // CHECK-MESSAGES: :[[@LINE-2]]:13: note: cannot fuse the forwards: the forward at line [[@LINE-2]] takes the output of the forward at line [[@LINE-3]]
   o2.sum().backward();
 }
