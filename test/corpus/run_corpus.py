@@ -389,6 +389,8 @@ def main():
     recall = tp / (tp + fn) if tp + fn else 1.0
     trained = sum(1 for v in fixes.values() if v == "trains")
     attempts = len(fail) * len(modes)
+    # A withheld fix (the checker says why in a note) is no failed fix.
+    offered = sum(1 for v in fixes.values() if v != "fix-not-applied")
     gap_names = {k[0] for k in gaps if k[1] in ("false-positive", "false-negative")}
     rest = [n for n in names if n not in gap_names and programs[n]["truth"] in ("fails", "trains")]
     rtp = sum(1 for n in rest if programs[n]["truth"] == "fails" and programs[n]["lines"])
@@ -399,9 +401,11 @@ def main():
         len(rest), rtp / (rtp + rfp) if rtp + rfp else 1.0, rtp / (rtp + rfn) if rtp + rfn else 1.0))
     print("time: %.0f s (truth %.0f, check %.0f, fixes %.0f)" % (time.time() - t0, t_truth, t_check, t_fix))
     print("corpus: %d programs (%d fail, %d train); precision %.2f recall %.2f; fixes %d/%d train "
-          "(%d/%d of the flagged ones; %s); known gaps %d; %s" % (
+          "(%d/%d of the flagged ones; %s; %d/%d of the fixes offered, %d withheld); "
+          "known gaps %d; %s" % (
               len(names), len(fail), len(train), precision, recall, trained, attempts,
-              trained, len(fixes), ", ".join(modes), len(gaps), "FAILED" if problems else "ok"))
+              trained, len(fixes), ", ".join(modes), trained, offered, len(fixes) - offered,
+              len(gaps), "FAILED" if problems else "ok"))
     return 1 if problems else 0
 
 
