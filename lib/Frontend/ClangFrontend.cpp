@@ -134,6 +134,11 @@ private:
   bool handleBackward(const CallExpr *Call, unsigned Block);
   bool handleSummarisedCall(const CallExpr *Call, unsigned Block);
   bool handleCallableArguments(const CallExpr *Call, unsigned Block);
+  /// applySummary for a call that runs Callee once, its parameters bound to
+  /// the call's arguments from FirstArgument on; returns what it hands back.
+  llvm::SmallVector<ValueId, 4>
+  applyCallSummary(const CallExpr *Call, const FunctionDecl *Callee,
+                   const Summary &Sum, unsigned FirstArgument, unsigned Block);
   /// Appends the events of a call of Callee that Sum summarises. Argument
   /// maps a parameter to the expression bound to it; when it gives none, all
   /// of ArgLeaves stand for that parameter (a library algorithm's elements).
@@ -411,20 +416,28 @@ bool Translator::handleSummarisedCall(const CallExpr *Call, unsigned Block) {
   // A call operator invoked as an operator call has the object as argument 0.
   unsigned Offset =
       isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Callee) ? 1 : 0;
+  Result.Graph.append(Block,
+                      Event::derive(exprValue(Call),
+                                    applyCallSummary(Call, Callee, *Sum,
+                                                     Offset, Block),
+                                    /*Strong=*/true));
+  return true;
+}
+
+llvm::SmallVector<ValueId, 4>
+Translator::applyCallSummary(const CallExpr *Call, const FunctionDecl *Callee,
+                             const Summary &Sum, unsigned FirstArgument,
+                             unsigned Block) {
   auto Argument = [&](unsigned Parameter) -> const Expr * {
-    return Parameter + Offset < Call->getNumArgs()
-               ? Call->getArg(Parameter + Offset)
+    return Parameter + FirstArgument < Call->getNumArgs()
+               ? Call->getArg(Parameter + FirstArgument)
                : nullptr;
   };
-  llvm::SmallVector<const Expr *, 4> Args(Call->arg_begin() + Offset,
-                                          Call->arg_end());
-  llvm::SmallVector<ValueId, 4> ArgLeaves = leaves(Args);
-  llvm::SmallVector<ValueId, 4> Returned =
-      applySummary(Call, Callee, *Sum, Argument, ArgLeaves,
-                   /*Algorithm=*/false, /*AtInner=*/false, Block);
-  Result.Graph.append(Block,
-                      Event::derive(exprValue(Call), Returned, /*Strong=*/true));
-  return true;
+  llvm::SmallVector<const Expr *, 4> Args(
+      Call->arg_begin() + std::min(FirstArgument, Call->getNumArgs()),
+      Call->arg_end());
+  return applySummary(Call, Callee, Sum, Argument, leaves(Args),
+                      /*Algorithm=*/false, /*AtInner=*/false, Block);
 }
 
 llvm::SmallVector<ValueId, 4> Translator::applySummary(
@@ -506,20 +519,12 @@ bool Translator::handleCallableArguments(const CallExpr *Call, unsigned Block) {
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
       Op && Op->getOperator() == OO_Call && Op->getNumArgs() > 0) {
     bool Inline = false;
-    llvm::SmallVector<const Expr *, 4> Args(Op->arg_begin() + 1,
-                                            Op->arg_end());
-    llvm::SmallVector<ValueId, 4> ArgLeaves = leaves(Args);
     llvm::SmallVector<ValueId, 4> Results;
     for (const CXXMethodDecl *Operator : callOperators(Op->getArg(0), Inline))
-      if (const Summary *Sum = Summaries.summaryFor(Operator)) {
-        auto Argument = [&](unsigned Parameter) -> const Expr * {
-          return Parameter < Args.size() ? Args[Parameter] : nullptr;
-        };
-        llvm::SmallVector<ValueId, 4> Returned =
-            applySummary(Call, Operator, *Sum, Argument, ArgLeaves,
-                         /*Algorithm=*/false, /*AtInner=*/false, Block);
-        Results.append(Returned.begin(), Returned.end());
-      }
+      if (const Summary *Sum = Summaries.summaryFor(Operator))
+        llvm::append_range(Results, applyCallSummary(Call, Operator, *Sum,
+                                                     /*FirstArgument=*/1,
+                                                     Block));
     if (Results.empty())
       return false;
     Result.Graph.append(Block, Event::derive(exprValue(Call), Results,
