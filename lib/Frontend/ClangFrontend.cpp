@@ -106,9 +106,9 @@ std::optional<bool> setEnabledCall(const Stmt *S, ASTContext &Context) {
 class Translator {
 public:
   Translator(const FunctionDecl *Function, DDPObjects &Objects,
-             SummaryProvider &Summaries, TranslationOptions Options)
+             SummaryProvider &Summaries)
       : Objects(Objects), Summaries(Summaries), Context(Objects.context()),
-        SM(Context.getSourceManager()), Options(Options) {
+        SM(Context.getSourceManager()) {
     Result.Function = Function;
   }
 
@@ -163,7 +163,6 @@ private:
   SummaryProvider &Summaries;
   ASTContext &Context;
   const SourceManager &SM;
-  TranslationOptions Options;
   TranslatedFunction Result;
   std::optional<ValueId> Escaped;
   llvm::DenseSet<ValueId> EscapingValues;
@@ -273,8 +272,7 @@ void Translator::collectLeaves(const Expr *E,
   // and what escaped before it: into such calls, members and globals.
   if (const auto *Call = dyn_cast<CallExpr>(E))
     if (isOpaque(Call) &&
-        !Call->getDirectCallee()->getReturnType()->isVoidType() &&
-        !Options.IgnoreEscapes) {
+        !Call->getDirectCallee()->getReturnType()->isVoidType()) {
       Out.push_back(escaped());
       if (!llvm::is_contained(Result.EscapedReads, Call))
         Result.EscapedReads.push_back(Call);
@@ -347,6 +345,7 @@ ValueId Translator::escaped() {
   if (!Escaped) {
     Escaped = Result.Graph.addValue();
     Result.Graph.markEscaping(*Escaped);
+    Result.EscapedPool = Escaped;
   }
   return *Escaped;
 }
@@ -819,9 +818,8 @@ TranslatedFunction Translator::run() {
 
 TranslatedFunction translateFunction(const FunctionDecl *Function,
                                      DDPObjects &Objects,
-                                     SummaryProvider &Summaries,
-                                     TranslationOptions Options) {
-  return Translator(Function, Objects, Summaries, Options).run();
+                                     SummaryProvider &Summaries) {
+  return Translator(Function, Objects, Summaries).run();
 }
 
 } // namespace clangfe

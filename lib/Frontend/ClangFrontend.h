@@ -13,6 +13,7 @@
 #include "DDPObjects.h"
 #include "Model/EventGraph.h"
 #include "clang/AST/Decl.h"
+#include <optional>
 
 namespace ddpguard {
 namespace clangfe {
@@ -100,21 +101,17 @@ struct TranslatedFunction {
   /// globals).
   std::vector<const clang::Expr *> EscapedReads;
   std::vector<const clang::Expr *> Escapes;
+  /// The value standing for everything that escaped, when something did or
+  /// was read back: Graph.withoutReadsOf(*EscapedPool) is the function with
+  /// those calls handing back only their arguments' history.
+  std::optional<model::ValueId> EscapedPool;
   /// The body could not be translated (invalid code, no CFG).
   bool Failed = false;
 };
 
-struct TranslationOptions {
-  /// Results of calls we cannot see carry only their arguments' history,
-  /// not that of values that escaped before: to tell which findings rest on
-  /// the escape assumption.
-  bool IgnoreEscapes = false;
-};
-
 TranslatedFunction translateFunction(const clang::FunctionDecl *Function,
                                      DDPObjects &Objects,
-                                     SummaryProvider &Summaries,
-                                     TranslationOptions Options = {});
+                                     SummaryProvider &Summaries);
 
 /// The call operators of a callable argument whose body we can see: a lambda
 /// written in place (Inline) or a variable initialised with one; for a

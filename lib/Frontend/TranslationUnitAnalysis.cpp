@@ -339,17 +339,15 @@ void TranslationUnitAnalysis::report(const Analysed &A,
 void TranslationUnitAnalysis::noteEscapes(const Analysed &A,
                                           llvm::MutableArrayRef<Finding> Findings) {
   const TranslatedFunction &T = A.Translation;
-  if (Findings.empty() || T.Escapes.empty() || T.EscapedReads.empty())
+  if (Findings.empty() || T.Escapes.empty() || T.EscapedReads.empty() ||
+      !T.EscapedPool)
     return;
-  // The same function with calls we cannot see handing back only their
+  // The same events with calls we cannot see handing back only their
   // arguments' history: a finding it lacks rests on the escape.
-  TranslationOptions Options;
-  Options.IgnoreEscapes = true;
-  TranslatedFunction Without =
-      translateFunction(T.Function, Objects, *this, Options);
   model::AnalysisOptions Analysis;
   Analysis.ListHazards = false;
-  AnalysisResult WithoutResult = analyzeHazards(Without.Graph, Analysis);
+  AnalysisResult WithoutResult =
+      analyzeHazards(T.Graph.withoutReadsOf(*T.EscapedPool), Analysis);
   const SourceManager &SM = Context.getSourceManager();
   auto Earliest = [&](llvm::ArrayRef<const Expr *> Exprs) {
     return *llvm::min_element(Exprs, [&](const Expr *L, const Expr *R) {

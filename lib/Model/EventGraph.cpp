@@ -1,6 +1,7 @@
 //===- EventGraph.cpp -----------------------------------------------------===//
 
 #include "EventGraph.h"
+#include "llvm/ADT/STLExtras.h"
 #include <cassert>
 
 namespace ddpguard {
@@ -82,6 +83,15 @@ void EventGraph::append(unsigned B, Event E) {
     ForwardOfOrigin.push_back({B, static_cast<unsigned>(Blocks[B].Events.size())});
   }
   Blocks[B].Events.push_back(std::move(E));
+}
+
+EventGraph EventGraph::withoutReadsOf(ValueId V) const {
+  EventGraph Copy = *this;
+  for (Block &B : Copy.Blocks)
+    for (Event &E : B.Events)
+      if (!(E.EventKind == Event::Kind::Derive && E.Target == V))
+        llvm::erase(E.Sources, V);
+  return Copy;
 }
 
 bool EventGraph::isForwardOrigin(OriginId O) const {

@@ -125,6 +125,9 @@ public:
   /// stays of interest where the function exits. Inputs always are.
   void markEscaping(ValueId V) { Escaping.push_back(V); }
   llvm::ArrayRef<ValueId> escaping() const { return Escaping; }
+  /// A copy in which no event reads V except a derivation into V itself:
+  /// the function as if V's history never came back out of it.
+  EventGraph withoutReadsOf(ValueId V) const;
 
 private:
   std::vector<Block> Blocks;

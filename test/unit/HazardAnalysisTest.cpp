@@ -145,6 +145,22 @@ TEST(HazardAnalysisOncePerBackward, ABackwardInALoopRearmsItsNextIteration) {
   EXPECT_EQ(B.run().Hazards.size(), 1u);
 }
 
+TEST(EventGraph, WithoutReadsOfAValueKeepsOnlyItsStores) {
+  // An output escapes into a pool that an opaque call's result reads back:
+  // without that read, the backward no longer traverses the first graph.
+  GraphBuilder B;
+  ValueId Pool = B.G.addValue();
+  ValueId O1 = B.forward();
+  B.G.append(B.Block, Event::derive(Pool, {O1}, /*Strong=*/false));
+  ValueId O2 = B.forward();
+  B.backward({B.combine({Pool, O2})});
+  EXPECT_EQ(B.run().Hazards.size(), 1u);
+  EventGraph Without = B.G.withoutReadsOf(Pool);
+  EXPECT_TRUE(analyzeHazards(Without).Hazards.empty());
+  EXPECT_EQ(Without.numOrigins(), B.G.numOrigins());
+  EXPECT_EQ(Without.blocks()[B.Block].Events[1].Sources.size(), 1u);
+}
+
 TEST(HazardAnalysis, SecondForwardUnderNoGradStillClobbers) {
   GraphBuilder B;
   ValueId O1 = B.forward();
