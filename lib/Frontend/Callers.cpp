@@ -149,101 +149,169 @@ const CallerIndex::Uses *CallerIndex::usesOf(const FunctionDecl *Function) {
   return It == Index.end() ? nullptr : &It->second;
 }
 
+static bool notFollowed(CallerSources &Result, std::string Why,
+                        SourceLocation Loc) {
+  Result.WhyNot = std::move(Why);
+  Result.WhyNotLoc = Loc;
+  return false;
+}
+
+/// Other files may call Function: it is visible outside the translation
+/// unit, and no lambda.
+static bool callableElsewhere(const FunctionDecl &Function) {
+  const auto *Method = dyn_cast<CXXMethodDecl>(&Function);
+  return Function.isExternallyVisible() &&
+         !(Method && Method->getParent()->isLambda());
+}
+
 CallerSources CallerIndex::resolve(const ParmVarDecl &Param) {
+  return resolveCalls(Param, nullptr);
+}
+
+CallerSources
+CallerIndex::resolveAcrossFiles(const ParmVarDecl &Param,
+                                llvm::SmallVectorImpl<OpenEnd> &Open) {
+  return resolveCalls(Param, &Open);
+}
+
+CallerSources
+CallerIndex::resolveArgument(const CallExpr &Call, const ParmVarDecl &Param,
+                             llvm::SmallVectorImpl<OpenEnd> &Open) {
   CallerSources Result;
-  bool Failed = false;
-  auto NotFollowed = [&](std::string Why, SourceLocation Loc) {
-    Failed = true;
-    Result.WhyNot = std::move(Why);
-    Result.WhyNotLoc = Loc;
-  };
+  Result.Complete = follow(Call, Param, Result, &Open);
+  return Result;
+}
+
+CallerSources CallerIndex::resolveCalls(const ParmVarDecl &Param,
+                                        llvm::SmallVectorImpl<OpenEnd> *Open) {
+  CallerSources Result;
   const auto *Function = dyn_cast<FunctionDecl>(Param.getDeclContext());
   if (!Function)
     return Result;
   std::string Name = describeCallee(Function);
   const Uses *U = usesOf(Function);
   const auto *Method = dyn_cast<CXXMethodDecl>(Function);
-  if (Method && Method->isVirtual())
-    NotFollowed(Name + " is virtual: calls through a base class are not "
+  if (Method && Method->isVirtual()) {
+    notFollowed(Result,
+                Name + " is virtual: calls through a base class are not "
                        "followed",
                 Function->getLocation());
-  else if (U && U->Escape)
-    NotFollowed(Name + " is used here other than by a direct call, so it may "
+    return Result;
+  }
+  if (U && U->Escape) {
+    notFollowed(Result,
+                Name + " is used here other than by a direct call, so it may "
                        "be called where it is not seen",
                 U->Escape->getExprLoc());
-  else if (!U || U->Calls.empty())
-    NotFollowed(Name + " is not called in this translation unit",
-                Function->getLocation());
-  if (Failed)
     return Result;
+  }
+  if (!U || U->Calls.empty()) {
+    if (Open && callableElsewhere(*Function)) {
+      Open->push_back({&Param, {}});
+      Result.Complete = true;
+    } else {
+      notFollowed(Result, Name + " is not called in this translation unit",
+                  Function->getLocation());
+    }
+    return Result;
+  }
 
+  size_t OpenBefore = Open ? Open->size() : 0;
+  bool Followed = true;
+  InProgress.insert(&Param);
+  for (const CallExpr *Call : U->Calls)
+    if (!(Followed = follow(*Call, Param, Result, Open)))
+      break;
+  InProgress.erase(&Param);
+  if (Followed && Result.Sources.empty() &&
+      (!Open || Open->size() == OpenBefore))
+    Followed = notFollowed(Result, Name + " is only called by itself",
+                           Function->getLocation());
+  Result.Complete = Followed;
+  return Result;
+}
+
+bool CallerIndex::follow(const CallExpr &Call, const ParmVarDecl &Param,
+                         CallerSources &Result,
+                         llvm::SmallVectorImpl<OpenEnd> *Open) {
   auto Add = [&](CallerSource Source) {
     if (llvm::none_of(Result.Sources, [&](const CallerSource &S) {
           return S.From == Source.From;
         }))
       Result.Sources.push_back(std::move(Source));
   };
+  const auto *Function = cast<FunctionDecl>(Param.getDeclContext());
+  std::string Name = describeCallee(Function);
   std::string ParamName = "'" + Param.getNameAsString() + "'";
-  InProgress.insert(&Param);
-  for (const CallExpr *Call : U->Calls) {
-    // A call operator's object is its first argument.
-    unsigned Index = Param.getFunctionScopeIndex() +
-                     (isa<CXXOperatorCallExpr>(Call) && Method ? 1 : 0);
-    const Expr *Arg =
-        Index < Call->getNumArgs() ? Call->getArg(Index) : nullptr;
-    if (!Arg || isa<CXXDefaultArgExpr>(Arg)) {
-      NotFollowed("the call of " + Name + " here passes no argument for " +
-                      ParamName,
-                  Call->getBeginLoc());
-      break;
+  // A call operator's object is its first argument.
+  unsigned Index =
+      Param.getFunctionScopeIndex() +
+      (isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Function) ? 1 : 0);
+  const Expr *Arg = Index < Call.getNumArgs() ? Call.getArg(Index) : nullptr;
+  if (!Arg || isa<CXXDefaultArgExpr>(Arg))
+    return notFollowed(Result,
+                       "the call of " + Name + " here passes no argument for " +
+                           ParamName,
+                       Call.getBeginLoc());
+  const ValueDecl *Object = Objects.objectOf(Arg);
+  if (!Object || !Objects.ruleFor(Object->getType())) {
+    if (const Construction *Temporary =
+            Objects.temporaryConstruction(Arg, &Param)) {
+      Add({Temporary, {&Call}});
+      return true;
     }
-    const ValueDecl *Object = Objects.objectOf(Arg);
-    if (!Object || !Objects.ruleFor(Object->getType())) {
-      if (const Construction *Temporary =
-              Objects.temporaryConstruction(Arg, &Param)) {
-        Add({Temporary, {Call}});
-        continue;
-      }
-      NotFollowed("the object passed here for " + ParamName +
-                      " is not followed to its construction",
-                  Arg->getExprLoc());
-      break;
-    }
-    // A recursive call passes the parameter itself on.
-    if (Object == &Param)
-      continue;
-    const auto *CallerParam = dyn_cast<ParmVarDecl>(Object);
-    if (CallerParam && InProgress.contains(CallerParam)) {
-      NotFollowed("the call of " + Name + " here is part of a recursion",
-                  Call->getBeginLoc());
-      break;
-    }
-    const Construction &From = Objects.construction(Object);
-    if (CallerParam) {
-      if (!From.Callers.Complete) {
-        NotFollowed(From.Callers.WhyNot, From.Callers.WhyNotLoc);
-        break;
-      }
-      for (const CallerSource &Source : From.Callers.Sources) {
-        CallerSource Chained = Source;
-        Chained.Calls.push_back(Call);
-        Add(std::move(Chained));
-      }
-      continue;
-    }
-    if (!From.Expr) {
-      NotFollowed("the construction of '" + Object->getNameAsString() +
-                      "', passed here for " + ParamName + ", is not visible",
-                  Arg->getExprLoc());
-      break;
-    }
-    Add({&From, {Call}});
+    return notFollowed(Result,
+                       "the object passed here for " + ParamName +
+                           " is not followed to its construction",
+                       Arg->getExprLoc());
   }
-  InProgress.erase(&Param);
-  if (!Failed && Result.Sources.empty())
-    NotFollowed(Name + " is only called by itself", Function->getLocation());
-  Result.Complete = !Failed;
-  return Result;
+  // A recursive call passes the parameter itself on.
+  if (Object == &Param)
+    return true;
+  const auto *CallerParam = dyn_cast<ParmVarDecl>(Object);
+  if (CallerParam && InProgress.contains(CallerParam))
+    return notFollowed(Result,
+                       "the call of " + Name + " here is part of a recursion",
+                       Call.getBeginLoc());
+  if (CallerParam) {
+    llvm::SmallVector<OpenEnd, 1> CallerOpen;
+    CallerSources Callers = Open ? resolveCalls(*CallerParam, &CallerOpen)
+                                 : Objects.construction(CallerParam).Callers;
+    if (!Callers.Complete)
+      return notFollowed(Result, Callers.WhyNot, Callers.WhyNotLoc);
+    for (const CallerSource &Source : Callers.Sources) {
+      CallerSource Chained = Source;
+      Chained.Calls.push_back(&Call);
+      Add(std::move(Chained));
+    }
+    for (OpenEnd &End : CallerOpen) {
+      End.Calls.push_back(&Call);
+      Open->push_back(std::move(End));
+    }
+    return true;
+  }
+  const Construction &From = Objects.construction(Object);
+  if (!From.Expr)
+    return notFollowed(Result,
+                       "the construction of '" + Object->getNameAsString() +
+                           "', passed here for " + ParamName +
+                           ", is not visible",
+                       Arg->getExprLoc());
+  Add({&From, {&Call}});
+  return true;
+}
+
+std::string describeBroadcast(const Construction &From) {
+  if (From.OncePerBackward)
+    return "buffers are broadcast once per backward";
+  if (From.Broadcast == BroadcastState::Unknown)
+    return "'broadcast_buffers' is set to a value not known at compile time; "
+           "assuming true";
+  if (!From.broadcasts())
+    return "'broadcast_buffers' is false";
+  if (From.Broadcast == BroadcastState::SetTrue)
+    return "'broadcast_buffers' is set to true";
+  return "'broadcast_buffers' is true by default";
 }
 
 } // namespace clangfe

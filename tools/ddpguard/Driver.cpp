@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CrossFile.h"
 #include "Database.h"
 #include "FixWriter.h"
 #include "LineFilter.h"
@@ -164,6 +165,8 @@ struct FileResult {
   std::vector<ClangTidyError> Suppressed;
   /// Not parsed: its preprocessed tokens name no wrapper (Relevance.h).
   bool Skipped = false;
+  /// What other files need to know of it, and it of them (CrossFile.h).
+  crossfile::Facts CrossFile;
 };
 
 /// How the files of one run are checked.
@@ -176,7 +179,8 @@ struct CheckPolicy {
 
 ClangTidyOptions overrideOptions() {
   ClangTidyOptions Options;
-  Options.Checks = std::string("-*,") + CheckName;
+  Options.Checks =
+      std::string("-*,") + CheckName + "," + crossfile::IndexCheckName;
   if (ShowCompilerWarnings)
     *Options.Checks += ",clang-diagnostic-*";
   auto Set = [&](StringRef Name, std::string Value) {
@@ -446,8 +450,11 @@ FileResult checkFile(const std::string &File,
   // Stamps what the front end reads, so that --fix writes only over that.
   IntrusiveRefCntPtr<vfs::OverlayFileSystem> FS(new vfs::OverlayFileSystem(
       recordingFileSystem(vfs::getRealFileSystem(), Stamps)));
-  std::vector<ClangTidyError> Errors =
-      runClangTidy(Context, Database, {File}, FS, /*ApplyAnyFix=*/true);
+  std::vector<ClangTidyError> Errors;
+  {
+    crossfile::FactsScope IndexInto(Result.CrossFile);
+    Errors = runClangTidy(Context, Database, {File}, FS, /*ApplyAnyFix=*/true);
+  }
   for (ClangTidyError &E : Errors) {
     bool Shown = Filter.shows(E);
     makePathsAbsolute(E);
@@ -515,6 +522,19 @@ std::vector<FileResult> checkFiles(const std::vector<std::string> &Files,
   for (std::thread &T : Pool)
     T.join();
   return Results;
+}
+
+/// Follows the findings on DDP parameters whose objects come from other
+/// files of the run (CrossFile.h); Unchecked are the database's translation
+/// units the run did not parse.
+void resolveAcrossFiles(std::vector<FileResult> &Results,
+                        const std::vector<std::string> &Unchecked) {
+  std::vector<const crossfile::Facts *> All;
+  for (const FileResult &R : Results)
+    All.push_back(&R.CrossFile);
+  crossfile::CrossFileResolver Resolver(All, Unchecked);
+  for (FileResult &R : Results)
+    Resolver.resolve(R.CrossFile, R.Findings);
 }
 
 void printErrors(const std::vector<FileProblem> &Errors) {
@@ -665,6 +685,14 @@ int main(int argc, const char **argv) {
   Policy.MaySkip = WholeRepository && !NoSkip && !ShowCompilerWarnings;
   Policy.Progress = WholeRepository && sys::Process::StandardErrIsDisplayed();
   std::vector<FileResult> Results = checkFiles(Files, Database, Parsed, Policy);
+  std::vector<std::string> Unchecked;
+  if (!Compilations->FromCommandLine) {
+    std::set<std::string> Checked(Files.begin(), Files.end());
+    for (const std::string &Unit : translationUnits(*Compilations->Exact))
+      if (!Checked.count(Unit))
+        Unchecked.push_back(Unit);
+  }
+  resolveAcrossFiles(Results, Unchecked);
   size_t SkippedFiles = 0;
   for (size_t I = 0; I < Files.size(); ++I)
     if (Results[I].Skipped) {
@@ -770,6 +798,7 @@ int main(int argc, const char **argv) {
       Quiet.Progress = false;
       std::vector<FileResult> Again =
           checkFiles(Files, Database, Rechecked, Quiet);
+      resolveAcrossFiles(Again, Unchecked);
       bool Broken = llvm::any_of(Again, [](const FileResult &R) {
         return R.ParseError.has_value();
       });
