@@ -1,11 +1,12 @@
 """Writes <root>/build/compile_commands.json: one entry for each source under
-<root>/src, with <root>/include on the include path."""
+<root>/src, with <root>/include on the include path and the remaining
+arguments as flags."""
 import json
 import os
 import sys
 
-root, mock = sys.argv[1], sys.argv[2]
-flags = ["-std=c++17", "-isystem", mock, "-I", os.path.join(root, "include")]
+root, flags = sys.argv[1], sys.argv[2:]
+flags = flags + ["-I", os.path.join(root, "include")]
 entries = [{"directory": root, "file": "src/" + name,
             "arguments": ["c++"] + flags + ["-c", "src/" + name]}
            for name in sorted(os.listdir(os.path.join(root, "src")))]
