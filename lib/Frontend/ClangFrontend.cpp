@@ -150,7 +150,9 @@ private:
                llvm::ArrayRef<ValueId> ArgLeaves, bool Algorithm, bool AtInner,
                unsigned Block);
   void handleMutation(const CallExpr *Call, unsigned Block);
-  bool isOpaque(const CallExpr *Call) const;
+  bool isOutOfSight(const CallExpr *Call);
+  /// The escaped pool, read where Call may hand it back.
+  ValueId readEscaped(const Expr *Call);
   /// The value standing for everything that escaped into code we cannot see.
   ValueId escaped();
   void escape(const Expr *Through, llvm::ArrayRef<ValueId> Sources,
@@ -206,13 +208,18 @@ ValueId Translator::valueOf(const ValueDecl *Decl) {
       Decl = Decomposed;
   auto [It, Inserted] = DeclValues.try_emplace(Decl, 0);
   if (Inserted) {
-    It->second = Result.Graph.addValue();
-    // Members and globals outlive the call.
+    // Members and globals outlive the call, and may hold what escaped
+    // before it.
     const auto *Var = dyn_cast<VarDecl>(Decl);
     if (isa<FieldDecl>(Decl) || (Var && Var->hasGlobalStorage())) {
-      Result.Graph.markEscaping(It->second);
-      EscapingValues.insert(It->second);
+      escaped();
+      ValueId V = Result.Graph.addInputValueOf(Result.EscapedOrigin);
+      Result.Graph.markEscaping(V);
+      EscapingValues.insert(V);
+      It->second = V;
+      return V;
     }
+    It->second = Result.Graph.addValue();
   }
   return It->second;
 }
@@ -269,13 +276,14 @@ void Translator::collectLeaves(const Expr *E,
       if (Method->getIdentifier() && cutsHistory(Method->getName()))
         return;
   // A user function we cannot see hands back its arguments' history (below)
-  // and what escaped before it: into such calls, members and globals.
+  // and what escaped before it: into such calls, members and globals. A
+  // number carries no history.
   if (const auto *Call = dyn_cast<CallExpr>(E))
-    if (isOpaque(Call) &&
-        !Call->getDirectCallee()->getReturnType()->isVoidType()) {
-      Out.push_back(escaped());
-      if (!llvm::is_contained(Result.EscapedReads, Call))
-        Result.EscapedReads.push_back(Call);
+    if (isOutOfSight(Call)) {
+      QualType Returned = Call->getDirectCallee()->getReturnType();
+      if (!Returned->isVoidType() && !Returned->isArithmeticType() &&
+          !Returned->isEnumeralType())
+        Out.push_back(readEscaped(Call));
     }
   for (const Stmt *Child : E->children())
     if (const auto *ChildExpr = dyn_cast_or_null<Expr>(Child))
@@ -334,20 +342,32 @@ void Translator::derive(unsigned Block, const Expr *Target,
     escape(Target, Sources, Block);
 }
 
-bool Translator::isOpaque(const CallExpr *Call) const {
+bool Translator::isOutOfSight(const CallExpr *Call) {
   const FunctionDecl *Callee = Call->getDirectCallee();
+  if (!Callee || SM.isInSystemHeader(Callee->getLocation()))
+    return false;
+  // A visible helper that neither forwards nor backwards has no summary: it
+  // counts as a whole, as out of sight when something in it is.
+  if (const FunctionDecl *Visible = visibleCallee(Call, SM))
+    return !Summaries.summaryFor(Visible) &&
+           Summaries.reachesOutOfSight(Visible);
   const FunctionDecl *Definition = nullptr;
-  return Callee && !Callee->hasBody(Definition) &&
-         !SM.isInSystemHeader(Callee->getLocation());
+  return !Callee->hasBody(Definition);
 }
 
 ValueId Translator::escaped() {
   if (!Escaped) {
-    Escaped = Result.Graph.addValue();
+    Escaped = Result.Graph.addInputValue(Result.EscapedOrigin);
     Result.Graph.markEscaping(*Escaped);
     Result.EscapedPool = Escaped;
   }
   return *Escaped;
+}
+
+ValueId Translator::readEscaped(const Expr *Call) {
+  if (!llvm::is_contained(Result.EscapedReads, Call))
+    Result.EscapedReads.push_back(Call);
+  return escaped();
 }
 
 void Translator::escape(const Expr *Through, llvm::ArrayRef<ValueId> Sources,
@@ -474,6 +494,8 @@ llvm::SmallVector<ValueId, 4> Translator::applySummary(
           Roots.push_back(Outputs[Forward]);
         if (Effect.ThroughUnknown)
           Roots.push_back(Result.Graph.unknownValue());
+        if (Effect.ThroughEscaped)
+          Roots.push_back(readEscaped(Call));
         Result.Graph.append(Block, Event::backward(addSite(S), Roots,
                                                    Effect.RetainGraph));
         continue;
@@ -503,7 +525,16 @@ llvm::SmallVector<ValueId, 4> Translator::applySummary(
     for (auto [Var, Forward] : Sum.StoredCaptures)
       Result.Graph.append(Block, Event::derive(valueOf(Var), {Outputs[Forward]},
                                                /*Strong=*/false));
+    for (unsigned Forward : Sum.EscapedForwards)
+      escape(Call, {Outputs[Forward]}, Block);
   }
+  for (unsigned Parameter : Sum.EscapedParameters) {
+    llvm::SmallVector<ValueId, 4> Leaves;
+    ParameterLeaves(Parameter, Leaves);
+    escape(Call, Leaves, Block);
+  }
+  if (Sum.ReturnsEscaped)
+    Returned.push_back(readEscaped(Call));
   return Returned;
 }
 
@@ -655,7 +686,7 @@ void Translator::handle(const Stmt *S, unsigned Block) {
     return;
   }
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
-    if (isOpaque(Call)) {
+    if (isOutOfSight(Call)) {
       // The callee may keep what it is given (a tensor is a handle).
       llvm::SmallVector<const Expr *, 4> Args(Call->arguments());
       if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call))

@@ -39,6 +39,9 @@ struct Summary {
     llvm::SmallVector<unsigned, 2> ForwardRoots;
     bool RetainGraph = false;
     bool ThroughUnknown = false;
+    /// Through what escaped before the call (members, globals, opaque
+    /// calls' results), the caller's as much as the helper's.
+    bool ThroughEscaped = false;
   };
   std::vector<Effect> Effects;
   /// (parameter, forward effect): the forward's output is stored into the
@@ -49,6 +52,12 @@ struct Summary {
   std::vector<std::pair<const clang::VarDecl *, unsigned>> StoredCaptures;
   /// Captured variables whose history flows into the returned value.
   llvm::SmallVector<const clang::VarDecl *, 2> ReturnedCaptures;
+  /// The returned value may carry what escaped before the call.
+  bool ReturnsEscaped = false;
+  /// Forward effects and parameters whose history escapes (into a member, a
+  /// global or a call whose body is not visible).
+  llvm::SmallVector<unsigned, 2> EscapedForwards;
+  llvm::SmallVector<unsigned, 2> EscapedParameters;
 };
 
 class SummaryProvider {
@@ -56,6 +65,10 @@ public:
   virtual ~SummaryProvider() = default;
   /// The summary of a callee that forwards or backwards, or null.
   virtual const Summary *summaryFor(const clang::FunctionDecl *Callee) = 0;
+  /// Callee (visible) or a function it calls calls a function whose body is
+  /// not visible, or names a member or a global: values may escape through
+  /// it or come back out of it.
+  virtual bool reachesOutOfSight(const clang::FunctionDecl *Callee) = 0;
 };
 
 /// A position a diagnostic points at.
@@ -103,8 +116,11 @@ struct TranslatedFunction {
   std::vector<const clang::Expr *> Escapes;
   /// The value standing for everything that escaped, when something did or
   /// was read back: Graph.withoutReadsOf(*EscapedPool) is the function with
-  /// those calls handing back only their arguments' history.
+  /// those calls handing back only their arguments' history. Its input
+  /// origin, which members and globals start with too, stands for what
+  /// escaped before the call.
   std::optional<model::ValueId> EscapedPool;
+  model::OriginId EscapedOrigin = 0;
   /// The body could not be translated (invalid code, no CFG).
   bool Failed = false;
 };

@@ -44,9 +44,20 @@ TranslationUnitAnalysis::scan(const FunctionDecl *Function) {
     }
     if (const auto *Call = dyn_cast<CallExpr>(S)) {
       Info.DirectBackward |= isBackwardCall(Call);
-      if (const FunctionDecl *Callee = visibleCallee(Call, SM))
+      if (const FunctionDecl *Callee = visibleCallee(Call, SM)) {
         Info.Callees.push_back(Callee);
+      } else if (const FunctionDecl *Opaque = Call->getDirectCallee()) {
+        const FunctionDecl *Definition = nullptr;
+        Info.DirectOutOfSight |= !Opaque->hasBody(Definition) &&
+                                 !SM.isInSystemHeader(Opaque->getLocation());
+      }
     }
+    if (const auto *Member = dyn_cast<MemberExpr>(S))
+      Info.DirectOutOfSight |= isa<FieldDecl>(Member->getMemberDecl());
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(S))
+      if (const auto *Var = dyn_cast<VarDecl>(Ref->getDecl()))
+        Info.DirectOutOfSight |= Var->hasGlobalStorage() &&
+                                 !Var->getType().isConstQualified();
     // A lambda may run here: called directly, or by a library algorithm.
     if (const auto *Lambda = dyn_cast<LambdaExpr>(S)) {
       bool Inline = false;
@@ -80,6 +91,18 @@ bool TranslationUnitAnalysis::needsSummary(const FunctionDecl *Function) {
   for (const FunctionDecl *Callee : Info.Callees)
     Result = Result || needsSummary(Callee);
   NeedsSummary[Function] = Result;
+  return Result;
+}
+
+bool TranslationUnitAnalysis::reachesOutOfSight(const FunctionDecl *Function) {
+  auto [It, Inserted] = OutOfSight.try_emplace(Function, false);
+  if (!Inserted)
+    return It->second;
+  ScanInfo Info = scan(Function);
+  bool Result = Info.DirectOutOfSight;
+  for (const FunctionDecl *Callee : Info.Callees)
+    Result = Result || reachesOutOfSight(Callee);
+  OutOfSight[Function] = Result;
   return Result;
 }
 
@@ -161,6 +184,8 @@ Summary TranslationUnitAnalysis::summarise(const Analysed &A) {
         Effect.Loc = innermost(T.Sites[E.Site]);
         Effect.RetainGraph = E.RetainGraph;
         Effect.ThroughUnknown = Use->second->ThroughUnknown;
+        Effect.ThroughEscaped =
+            T.EscapedPool && Use->second->Origins.test(T.EscapedOrigin);
         for (unsigned P = 0; P < T.ParameterOrigins.size(); ++P)
           if (Use->second->Origins.test(T.ParameterOrigins[P]))
             Effect.ParameterRoots.push_back(P);
@@ -189,6 +214,30 @@ Summary TranslationUnitAnalysis::summarise(const Analysed &A) {
       auto Forward = EffectOfOrigin.find(O);
       if (Forward != EffectOfOrigin.end())
         Sum.StoredOutputs.push_back({P, Forward->second});
+    }
+  }
+  // What escapes from the helper, and what of the caller's escaped values
+  // it hands back.
+  if (T.EscapedPool) {
+    Sum.ReturnsEscaped = A.Result.ReturnedOrigins.test(T.EscapedOrigin);
+    for (ValueId V : T.Graph.escaping()) {
+      auto Exit = A.Result.ExitProvenance.find(V);
+      if (Exit == A.Result.ExitProvenance.end())
+        continue;
+      for (int O : Exit->second.set_bits()) {
+        auto Forward = EffectOfOrigin.find(O);
+        if (Forward != EffectOfOrigin.end()) {
+          if (!llvm::is_contained(Sum.EscapedForwards, Forward->second))
+            Sum.EscapedForwards.push_back(Forward->second);
+          continue;
+        }
+        auto Parameter = llvm::find(T.ParameterOrigins, unsigned(O));
+        if (Parameter != T.ParameterOrigins.end() &&
+            !llvm::is_contained(Sum.EscapedParameters,
+                                Parameter - T.ParameterOrigins.begin()))
+          Sum.EscapedParameters.push_back(Parameter -
+                                          T.ParameterOrigins.begin());
+      }
     }
   }
   // Forward outputs stored into variables captured by reference, and

@@ -57,12 +57,16 @@ public:
   std::vector<Finding> run();
 
   const Summary *summaryFor(const clang::FunctionDecl *Callee) override;
+  bool reachesOutOfSight(const clang::FunctionDecl *Callee) override;
   DDPObjects &objects() { return Objects; }
 
 private:
   struct ScanInfo {
     bool DirectForward = false;
     bool DirectBackward = false;
+    /// Calls a function whose body is not visible, or names a member or a
+    /// mutable global.
+    bool DirectOutOfSight = false;
     llvm::SmallVector<const clang::FunctionDecl *, 4> Callees;
   };
   struct Analysed {
@@ -91,6 +95,7 @@ private:
   llvm::DenseMap<const clang::FunctionDecl *, ScanInfo> Scans;
   llvm::DenseMap<const clang::FunctionDecl *, bool> Forwards;
   llvm::DenseMap<const clang::FunctionDecl *, bool> NeedsSummary;
+  llvm::DenseMap<const clang::FunctionDecl *, bool> OutOfSight;
   llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<Analysed>>
       Analyses;
   llvm::DenseMap<const clang::FunctionDecl *, std::unique_ptr<Summary>>

@@ -62,6 +62,14 @@ ValueId EventGraph::addInputValue(OriginId &Origin) {
   return V;
 }
 
+ValueId EventGraph::addInputValueOf(OriginId Origin) {
+  assert(Origin < NumOrigins && !isForwardOrigin(Origin) &&
+         "not an input origin");
+  ValueId V = addValue();
+  Inputs.push_back({V, Origin});
+  return V;
+}
+
 ObjectId EventGraph::addObject(ObjectInfo Info) {
   Objects.push_back(std::move(Info));
   return Objects.size() - 1;

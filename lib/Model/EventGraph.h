@@ -98,6 +98,8 @@ public:
   ValueId unknownValue() const { return UnknownValue; }
   /// A value that starts with its own origin (a parameter, for summaries).
   ValueId addInputValue(OriginId &Origin);
+  /// A value that starts with the history of an existing input origin.
+  ValueId addInputValueOf(OriginId Origin);
   ObjectId addObject(ObjectInfo Info);
   unsigned addBlock();
   void addEdge(unsigned From, unsigned To);

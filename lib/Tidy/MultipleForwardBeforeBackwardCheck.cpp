@@ -302,10 +302,15 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   diag(F.Backward.Call->getExprLoc(), "the backward that fails is here",
        DiagnosticIDs::Note);
   if (F.EscapedRead) {
+    // A visible helper hands back what the calls it makes may return.
+    const auto *Read = dyn_cast<CallExpr>(F.EscapedRead);
+    const FunctionDecl *Callee = Read ? Read->getDirectCallee() : nullptr;
     diag(F.EscapedRead->getBeginLoc(),
-         "assuming that this call, whose body is not visible, may return the "
-         "history of values that escaped earlier",
-         DiagnosticIDs::Note);
+         "assuming that this call%select{, whose body is not visible,|}0 may "
+         "%select{return|hand back}0 the history of values that escaped "
+         "earlier",
+         DiagnosticIDs::Note)
+        << (Callee && Callee->hasBody());
     diag(F.Escape->getBeginLoc(),
          "a value derived from a forward escapes here, into code the checker "
          "cannot see",

@@ -78,3 +78,71 @@ void escapedButUnread(Net net, PG pg, torch::Tensor a, torch::Tensor b) {
   auto z2 = D(b);
   z2.sum().backward();
 }
+
+// Escapes and reads through helpers whose bodies are visible. A helper that
+// does no forward or backward but reaches an opaque call (or a member or a
+// global) counts as opaque itself; a summarised helper hands its reads of
+// escaped values, and what it lets escape, to its callers.
+void logThrough(const torch::Tensor &t) { log_tensor(t); }
+torch::Tensor readBack() { return last_logged(); }
+torch::Tensor encodeAndLog(DDP &d, const torch::Tensor &x) {
+  auto z = d(x);
+  log_tensor(z);
+  return z.detach();
+}
+void stepReadingBack(DDP &d, const torch::Tensor &b) {
+  auto z2 = d(b);
+  (z2 + last_logged()).sum().backward();
+}
+
+void escapedThroughHelper(Net net, PG pg, torch::Tensor a, torch::Tensor b) {
+  DDP D(net, pg);
+  // CHECK-FIXES: DDP D(net, pg, ddpguard::DDPOptions().broadcast_buffers(false));
+  auto z1 = D(a);
+  logThrough(z1);
+  auto z2 = D(b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: forward call on DDP-wrapped 'D' before the backward of the forward at line [[@LINE-3]]: DDP broadcasts buffers
+  (z2 + last_logged()).sum().backward();
+  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: a value derived from a forward escapes here, into code the checker cannot see
+}
+
+void readBackThroughHelper(Net net, PG pg, torch::Tensor a, torch::Tensor b) {
+  DDP D(net, pg);
+  // CHECK-FIXES: DDP D(net, pg, ddpguard::DDPOptions().broadcast_buffers(false));
+  auto z1 = D(a);
+  log_tensor(z1);
+  auto z2 = D(b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: forward call on DDP-wrapped 'D' before the backward of the forward at line [[@LINE-3]]: DDP broadcasts buffers
+  (z2 + readBack()).sum().backward();
+  // CHECK-MESSAGES: :[[@LINE-1]]:9: note: assuming that this call may hand back the history of values that escaped earlier
+}
+
+void escapedInsideSummarisedHelper(Net net, PG pg, torch::Tensor a,
+                                   torch::Tensor b) {
+  DDP D(net, pg);
+  // CHECK-FIXES: DDP D(net, pg, ddpguard::DDPOptions().broadcast_buffers(false));
+  encodeAndLog(D, a);
+  auto z2 = D(b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: forward call on DDP-wrapped 'D' before the backward of the forward at line [[@LINE-2]]: DDP broadcasts buffers
+  (z2 + last_logged()).sum().backward();
+}
+
+void readBackInsideSummarisedHelper(Net net, PG pg, torch::Tensor a,
+                                    torch::Tensor b) {
+  DDP D(net, pg);
+  // CHECK-FIXES: DDP D(net, pg, ddpguard::DDPOptions().broadcast_buffers(false));
+  auto z1 = D(a);
+  log_tensor(z1);
+  stepReadingBack(D, b);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: forward call on DDP-wrapped 'D' before the backward of the forward at line [[@LINE-3]]: DDP broadcasts buffers
+}
+
+// The helper lets nothing escape that the later read could carry back.
+void helperLogsADetachedScalar(Net net, PG pg, torch::Tensor a,
+                               torch::Tensor b) {
+  DDP D(net, pg);
+  auto z1 = D(a);
+  log_value(z1.mean().item<float>());
+  auto z2 = D(b);
+  (z2 + readBack()).sum().backward();
+}
