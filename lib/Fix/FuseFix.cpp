@@ -321,7 +321,9 @@ public:
     if (!S || !Result.Barrier.empty())
       return;
     if (const auto *Ref = dyn_cast<DeclRefExpr>(S)) {
-      Result.Uses.insert(Ref->getDecl()->getName());
+      // An operator function has no identifier.
+      if (const IdentifierInfo *Name = Ref->getDecl()->getIdentifier())
+        Result.Uses.insert(Name->getName());
       if (Objects.ruleFor(Ref->getType()))
         block("uses the DDP object '" + Ref->getDecl()->getNameAsString() +
               "'");
@@ -332,7 +334,9 @@ public:
     } else if (const auto *Decls = dyn_cast<DeclStmt>(S)) {
       for (const Decl *D : Decls->decls())
         if (const auto *Var = dyn_cast<VarDecl>(D)) {
-          Result.Declares.insert(Var->getName());
+          // Nor has a structured binding's declaration.
+          if (Var->getIdentifier())
+            Result.Declares.insert(Var->getName());
           const CXXRecordDecl *Record = Var->getType()->getAsCXXRecordDecl();
           if (Record && isTorchDecl(Record) && Record->getIdentifier() &&
               (Record->getName().ends_with("Guard") ||

@@ -6,6 +6,11 @@
 // RUN: %check_ddpguard --fix-mode=fuse %s %t -- %mock_flags
 #include <nets.h>
 
+namespace at {
+// A free operator, as LibTorch declares its arithmetic.
+Tensor operator-(double, const Tensor &);
+} // namespace at
+
 // WGAN-GP: the interpolation between the forwards reads neither output, and
 // Net's forward draws no random numbers, so the first two forwards move down
 // past the draw.
@@ -15,14 +20,16 @@ void interpolation(Net net, PG pg, torch::Tensor real, torch::Tensor fake) {
   auto fakeScore = d(fake); // second view
   // CHECK-MESSAGES: :[[@LINE-1]]:20: warning: forward call on DDP-wrapped 'd'
   auto eps = torch::randn_like(real);
-  auto mixed = eps * real + (eps * -1.0) * fake;
+  auto [lo, hi] = std::make_pair(eps, 1.0 - eps);
+  auto mixed = lo * real + hi * fake;
   auto mixedScore = d(mixed);
   // CHECK-MESSAGES: :[[@LINE-1]]:21: warning: forward call on DDP-wrapped 'd'
   // CHECK-FIXES: {{^}}  DDP d(net, pg);{{$}}
   // CHECK-FIXES-NEXT: {{^}}  // second view{{$}}
   // CHECK-FIXES-NEXT: {{^}}  //{{$}}
   // CHECK-FIXES-NEXT: {{^}}  auto eps = torch::randn_like(real);{{$}}
-  // CHECK-FIXES-NEXT: {{^}}  auto mixed = eps * real + (eps * -1.0) * fake;{{$}}
+  // CHECK-FIXES-NEXT: {{^}}  auto [lo, hi] = std::make_pair(eps, 1.0 - eps);{{$}}
+  // CHECK-FIXES-NEXT: {{^}}  auto mixed = lo * real + hi * fake;{{$}}
   // CHECK-FIXES-NEXT: {{^}}  auto [realScore, fakeScore, mixedScore] = d.forward_group(real, fake, mixed);{{$}}
   (realScore + fakeScore + mixedScore).sum().backward();
 }
