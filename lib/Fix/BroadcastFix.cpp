@@ -165,12 +165,16 @@ FixOutcome makeBroadcastFix(const Construction &C, ASTContext &Context) {
                          });
 }
 
+std::string constructionNotVisible(StringRef Object) {
+  return ("the construction of '" + Object + "' is not visible here").str();
+}
+
 static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
                                            ASTContext &Context) {
   const BroadcastSetting &Setting = C.Rule->Broadcast;
   std::string Name = C.Object->getNameAsString();
   if (!C.Expr)
-    return reason("the construction of '" + Name + "' is not visible here");
+    return reason(constructionNotVisible(Name));
   if (C.Expr->getBeginLoc().isMacroID() ||
       (C.Setting && C.Setting->getBeginLoc().isMacroID()))
     return reason("the construction of '" + Name + "' is in a macro expansion");
@@ -228,7 +232,7 @@ static FixOutcome makeOncePerBackwardFixAnywhere(const Construction &C,
                   "' has no once-per-backward buffer policy (its rule in '" +
                   Rule.SourceFile + "' has no 'once-per-backward')");
   if (!C.Expr)
-    return reason("the construction of '" + Name + "' is not visible here");
+    return reason(constructionNotVisible(Name));
   if (C.Expr->getBeginLoc().isMacroID() ||
       (C.Options && C.Options->getBeginLoc().isMacroID()))
     return reason("the construction of '" + Name + "' is in a macro expansion");

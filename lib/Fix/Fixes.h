@@ -57,6 +57,11 @@ inline FixOutcome requireFileLocations(FixOutcome Outcome, std::string Reason) {
   return Outcome;
 }
 
+/// Why a construction fix cannot be made for Object: its construction is
+/// not in this translation unit. The CLI replaces this reason when it finds
+/// the construction in another file.
+std::string constructionNotVisible(llvm::StringRef Object);
+
 /// Sets broadcast_buffers to false at the construction, or for a parameter
 /// whose callers are all seen at each caller's construction that broadcasts.
 FixOutcome makeBroadcastFix(const clangfe::Construction &C,

@@ -215,9 +215,8 @@ void MultipleForwardBeforeBackwardCheck::noteConstruction(
   }
   if (!C.Callers.WhyNot.empty())
     diag(C.Callers.WhyNotLoc,
-         "'%0' is not followed to its construction among the callers: %1",
-         DiagnosticIDs::Note)
-        << Name << C.Callers.WhyNot;
+         "'%0' %1: %2", DiagnosticIDs::Note)
+        << Name << NotFollowedNote << C.Callers.WhyNot;
 }
 
 void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {

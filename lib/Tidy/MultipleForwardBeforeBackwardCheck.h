@@ -40,6 +40,11 @@ public:
   static constexpr llvm::StringLiteral OncePerBackwardFixNote =
       "the fix broadcasts buffers once per backward, which keeps them "
       "synchronised";
+  /// What the note says after the object's name when a DDP parameter's
+  /// callers were not all followed; the CLI replaces that note when it
+  /// follows them in other files.
+  static constexpr llvm::StringLiteral NotFollowedNote =
+      "is not followed to its construction among the callers";
 
   MultipleForwardBeforeBackwardCheck(llvm::StringRef Name,
                                      clang::tidy::ClangTidyContext *Context);

@@ -405,10 +405,8 @@ bool CrossFileResolver::rewrite(const Need &N, Joined &J, ClangTidyError &F) {
   if (!Complete) {
     // The check's notes stand; add what the other files tell.
     for (const NotFollowed &Failure : J.Failures)
-      Notes.push_back(note(Quoted +
-                               " is not followed to its construction among "
-                               "the callers in the other files: " +
-                               Failure.Why,
+      Notes.push_back(note(Quoted + " " + tidy::MultipleForwardBeforeBackwardCheck::NotFollowedNote.str() +
+                               " in the other files: " + Failure.Why,
                            Failure.At));
     for (const auto &[Identifier, At] : Unseen)
       Notes.push_back(note("'" + Identifier +
@@ -434,16 +432,14 @@ bool CrossFileResolver::rewrite(const Need &N, Joined &J, ClangTidyError &F) {
   // constructions: the parameter's, why its callers were not followed, and
   // that no fix could be made.
   std::string Unfixable =
-      "automatically: the construction of " + Quoted + " is not visible here";
+      "automatically: " + fix::constructionNotVisible(N.Object);
   size_t Insert = F.Notes.size();
   for (size_t I = F.Notes.size(); I-- > 0;) {
     const DiagnosticMessage &Note = F.Notes[I];
     Place At{resolvedPath(Note.FilePath), Note.FileOffset};
     StringRef Text(Note.Message);
     if (At == N.Parameter ||
-        (At == N.WhyNot &&
-         Text.contains("is not followed to its construction among the "
-                       "callers")) ||
+        (At == N.WhyNot && Text.contains(tidy::MultipleForwardBeforeBackwardCheck::NotFollowedNote)) ||
         (At == N.Warning && Text.ends_with(Unfixable))) {
       F.Notes.erase(F.Notes.begin() + I);
       Insert = I;
