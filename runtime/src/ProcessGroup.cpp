@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <csignal>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -72,6 +73,19 @@ std::shared_ptr<::gloo::transport::Device> gloo_device() {
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
+// A peer that dies closes its sockets, and a write to one raises SIGPIPE,
+// whose default action ends this rank without a word (seen in
+// runtime.faults.rank_killed.w3: a survivor exited with -13 instead of
+// naming the dead rank). CPython ignores SIGPIPE at start-up, so PyTorch's
+// DDP gets an error from the write instead; do the same, unless the program
+// installed a handler of its own.
+void ignore_default_sigpipe() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 &&
+      current.sa_handler == SIG_DFL)
+    std::signal(SIGPIPE, SIG_IGN);
+}
+
 // As torch.distributed's _new_process_group_helper: a ProcessGroup with the
 // backend registered for the device types it serves. Gloo also serves CUDA
 // tensors (staged through host memory), as with init_process_group("gloo").
@@ -127,6 +141,7 @@ ProcessGroupPtr new_process_group(const std::string &backend,
                                   const c10::intrusive_ptr<c10d::Store> &store,
                                   int rank, int world_size,
                                   std::chrono::milliseconds timeout) {
+  ignore_default_sigpipe();
   try {
     if (backend == "gloo")
       return make_gloo(store, rank, world_size, timeout);

@@ -216,6 +216,24 @@ TEST(Env, InitProcessGroupFromEnv) {
   EXPECT_TRUE(torch::equal(t[0], torch::full({3}, float(launch_env().world_size))));
 }
 
+// A survivor writing to a dead peer's socket must get an error, not be
+// ended by SIGPIPE; a handler the program installed stays.
+TEST(Env, ProcessGroupIgnoresDefaultSigpipe) {
+  std::signal(SIGPIPE, SIG_DFL);
+  test_group();
+  struct sigaction current {};
+  ASSERT_EQ(sigaction(SIGPIPE, nullptr, &current), 0);
+  EXPECT_EQ(current.sa_handler, SIG_IGN);
+
+  static volatile std::sig_atomic_t handled = 0;
+  auto own = +[](int) { handled = 1; };
+  std::signal(SIGPIPE, own);
+  test_group();
+  ASSERT_EQ(sigaction(SIGPIPE, nullptr, &current), 0);
+  EXPECT_EQ(current.sa_handler, own);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
 namespace {
 // Sets environment variables for one test and restores them afterwards.
 class EnvOverride {
