@@ -100,6 +100,10 @@ def main():
         lines = ["error " + str(e).splitlines()[0]]
     with open(os.path.join(out_dir, f"rank{rank}.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    # Every rank reaches teardown together: a CI run saw Gloo abort one rank
+    # ("terminate called without an active exception") while its peers were
+    # already destroying their groups.
+    dist.barrier()
     dist.destroy_process_group()
 
 
