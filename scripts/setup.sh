@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what ddpguard needs, idempotently (quick when all is there):
 #  - Debian 12 packages: LLVM/Clang 19 with clang-tidy, clangd and libFuzzer, CMake,
-#    Ninja, ccache, GoogleTest, Python's venv;
+#    Ninja, ccache, GoogleTest, Python's venv, and Gloo's headers (torch's
+#    wheel ships c10d's ProcessGroupGloo.hpp but not the gloo/ it includes);
 #  - a project-local virtual environment .venv with the pinned packages of
 #    scripts/requirements.txt (torch==2.11.0: LibTorch 2.x, torchrun and
 #    PyTorch's DDP). pip's cache makes a re-install cheap.
@@ -12,7 +13,7 @@ packages=(
   cmake ninja-build ccache g++ python3 python3-venv git
   llvm-19-dev libclang-19-dev clang-19 clang-tidy-19 clangd-19 llvm-19-tools
   clang-tools-19 libclang-rt-19-dev libgrpc++-dev libprotobuf-dev neovim
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev libgloo-dev
 )
 
 missing=()

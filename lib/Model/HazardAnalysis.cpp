@@ -438,6 +438,12 @@ struct State {
   /// runtime's grad_forward_since_backward_ unset). Set at the entry: the
   /// caller may have run a backward.
   Origins MayFollowBackward;
+  /// Forwards that were live where a backward re-armed a once-per-backward
+  /// broadcast, on some way here that has not run a grad-mode forward on
+  /// their object since. Only these can be clobbered by that broadcast: on
+  /// the other ways the forward does not broadcast (a loop whose iterations
+  /// each run one forward before one backward after the loop).
+  Origins LiveWhenArmed;
   bool Reached = false;
 
   bool join(const State &Other) {
@@ -450,6 +456,7 @@ struct State {
     bool Changed = Live |= Other.Live;
     Changed |= MaySync |= Other.MaySync;
     Changed |= MayFollowBackward |= Other.MayFollowBackward;
+    Changed |= LiveWhenArmed |= Other.LiveWhenArmed;
     for (const auto &[Value, From] : Other.Provenance)
       Changed |= Provenance[Value] |= From;
     return Changed;
@@ -625,19 +632,25 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
       // every way here: that one cleared require_forward_param_sync, so this
       // forward does not broadcast (it sets the flag again if it has grad).
       bool Syncs = S.MaySync.test(E.Object);
+      Origins Exposed = S.Live & ObjectForwards[E.Object];
       // Once per backward: only the first grad-mode forward after a
-      // backward broadcasts (DDPCore::pre_forward).
-      if (Object.OncePerBackward && !S.MayFollowBackward.test(E.Object))
-        Syncs = false;
+      // backward broadcasts (DDPCore::pre_forward), over what was live
+      // when that backward re-armed it.
+      if (Object.OncePerBackward) {
+        if (!S.MayFollowBackward.test(E.Object))
+          Syncs = false;
+        Exposed &= S.LiveWhenArmed;
+      }
       if (E.GradEnabled) {
         S.MaySync.set(E.Object);
         S.MayFollowBackward.reset(E.Object);
+        S.LiveWhenArmed.intersectWithComplement(ObjectForwards[E.Object]);
       } else {
         S.MaySync.reset(E.Object);
       }
       if ((Result || Visit) && Syncs && Object.BroadcastsBuffers &&
           Object.HasBuffers) {
-        Origins Clobbered = S.Live & ObjectForwards[E.Object];
+        Origins Clobbered = std::move(Exposed);
         if (Clobbered.empty()) {
         } else if (Result) {
           Index->FinalLiveBefore[E.Origin] = std::move(Clobbered);
@@ -678,8 +691,11 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
         for (ObjectId O = 0; O < G.numObjects(); ++O)
           if (G.object(O).OncePerBackward &&
               (ThroughUnknown || P.intersects(ObjectForwards[O]) ||
-               !(P - AllForwards).empty()))
+               !(P - AllForwards).empty())) {
             S.MayFollowBackward.set(O);
+            S.LiveWhenArmed |= (Keeps ? S.Live : S.Live - P) &
+                               ObjectForwards[O];
+          }
       if (Result) {
         Index->BlockBackwards[B].push_back(
             {I, static_cast<unsigned>(Result->Backwards.size())});

@@ -145,6 +145,36 @@ TEST(HazardAnalysisOncePerBackward, ABackwardInALoopRearmsItsNextIteration) {
   EXPECT_EQ(B.run().Hazards.size(), 1u);
 }
 
+TEST(HazardAnalysisOncePerBackward, ForwardsInALoopBeforeOneBackwardAreOk) {
+  // A recurrent cell per step, one backward after the loop: the second
+  // iteration's forward finds the first one's graph live but does not
+  // broadcast; the first broadcasts with nothing of the loop live yet.
+  GraphBuilder B(OncePerBackward);
+  ValueId Loss = B.detached();
+  B.beginLoop();
+  ValueId Step = B.forward();
+  B.G.append(B.Block, Event::derive(Loss, {Loss, Step}, /*Strong=*/true));
+  B.endLoop();
+  B.backward({Loss});
+  EXPECT_TRUE(B.run().Hazards.empty());
+}
+
+TEST(HazardAnalysisOncePerBackward, ALoopAfterABackwardOverARetainedGraph) {
+  // The loop's first forward follows a backward that retained O1's graph.
+  GraphBuilder B(OncePerBackward);
+  ValueId O1 = B.forward();
+  B.backward({O1}, /*Retain=*/true);
+  ValueId Loss = B.detached();
+  B.beginLoop();
+  ValueId Step = B.forward();
+  B.G.append(B.Block, Event::derive(Loss, {Loss, Step}, /*Strong=*/true));
+  B.endLoop();
+  B.backward({B.combine({O1, Loss})});
+  AnalysisResult R = B.run();
+  ASSERT_EQ(R.Hazards.size(), 1u);
+  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].FirstForward).Site, 0u);
+}
+
 TEST(EventGraph, WithoutReadsOfAValueKeepsOnlyItsStores) {
   // An output escapes into a pool that an opaque call's result reads back:
   // without that read, the backward no longer traverses the first graph.

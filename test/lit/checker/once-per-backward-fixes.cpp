@@ -157,3 +157,19 @@ void unknownPolicy(Net net, PG pg, ddpguard::BufferBroadcast policy,
   // CHECK-MESSAGES: :[[@LINE-1]]:13: warning: forward call on DDP-wrapped 'd'
   (o1 + o2).sum().backward();
 }
+
+// A forward per loop iteration, one backward after the loop (a recurrent
+// cell per step, multi-crop over a range): only the first iteration's
+// forward broadcasts under the policy, so the fix applies and the fixed
+// loop is clean.
+void forwardPerIteration(Net net, PG pg, std::vector<torch::Tensor> crops) {
+  DDP d(net, pg);
+  // CHECK-FIXES: {{^}}  DDP d(net, pg, ddpguard::DDPOptions().buffer_broadcast(ddpguard::BufferBroadcast::kOncePerBackward));{{$}}
+  torch::Tensor loss;
+  for (const auto &crop : crops)
+    loss = loss + d(crop).sum();
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: forward call on DDP-wrapped 'd' before the backward of the forward at line [[@LINE-1]]
+  // CHECK-MESSAGES: :[[@LINE-2]]:19: note: cannot fuse the forwards: the forwards are different iterations of a loop
+  // CHECK-MESSAGES: :[[@LINE-3]]:19: note: the fix broadcasts buffers once per backward
+  loss.backward();
+}

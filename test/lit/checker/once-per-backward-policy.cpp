@@ -38,6 +38,34 @@ void retainedFakeWithoutPolicy(Net net, PG pg, torch::Tensor fake,
   fakeOut.mean().backward();
 }
 
+// A forward per iteration of a loop before one backward: the iterations after
+// the first do not broadcast, and the first finds no graph of the loop live
+// (corpus rnn_cell_per_step). A graph retained over the backward before the
+// loop is still overwritten by the loop's first forward.
+void perIterationWithPolicy(Net net, PG pg, std::vector<torch::Tensor> steps) {
+  DDP d(net, pg,
+        ddpguard::DDPOptions().buffer_broadcast(
+            ddpguard::BufferBroadcast::kOncePerBackward));
+  torch::Tensor loss;
+  for (const auto &x : steps)
+    loss = loss + d(x).sum();
+  loss.backward();
+}
+
+void retainedBeforeTheLoop(Net net, PG pg, torch::Tensor fake,
+                           std::vector<torch::Tensor> steps) {
+  DDP d(net, pg,
+        ddpguard::DDPOptions().buffer_broadcast(
+            ddpguard::BufferBroadcast::kOncePerBackward));
+  auto fakeOut = d(fake);
+  fakeOut.sum().backward({}, /*retain_graph=*/true);
+  torch::Tensor loss;
+  for (const auto &x : steps)
+    loss = loss + d(x).sum();
+  // CHECK-MESSAGES: :[[@LINE-1]]:19: warning: forward call on DDP-wrapped 'd' before the backward of the forward at line [[@LINE-5]]: DDP broadcasts buffers at the first forward after a backward
+  (loss + fakeOut.sum()).backward();
+}
+
 // autograd::grad accumulates into no parameter, so it does not re-arm the
 // policy: a gradient penalty's forwards share one broadcast (corpus wgan_gp).
 void penaltyWithPolicy(Net net, PG pg, torch::Tensor real, torch::Tensor mixed) {
