@@ -489,20 +489,40 @@ FixOutcome FuseFixer::make(const Finding &F) {
     return reason("the forwards are different iterations of a loop");
 
   index(F.Function);
+  const SourceManager &SM = Context.getSourceManager();
+  auto LineOf = [&](SourceLocation Loc) {
+    return std::to_string(SM.getPresumedLineNumber(Loc));
+  };
   auto FirstAt = Positions.find(F.First.Call);
   auto SecondAt = Positions.find(F.Second.Call);
-  if (FirstAt == Positions.end() || SecondAt == Positions.end() ||
-      FirstAt->second.Block != SecondAt->second.Block)
-    return reason("the forwards are not statements in one block that each "
-                  "store one output");
+  for (const auto &[At, Call] : {std::pair(FirstAt, F.First.Call),
+                                 std::pair(SecondAt, F.Second.Call)})
+    if (At == Positions.end())
+      return reason("the forward at line " + LineOf(Call->getBeginLoc()) +
+                    " is not a statement in a block that stores one output");
   const CompoundStmt *Block = FirstAt->second.Block;
+  if (Block != SecondAt->second.Block) {
+    // Name the block that holds one forward and not the other: a scope with
+    // another grad mode, a branch, a nested scope.
+    const CompoundStmt *Other = SecondAt->second.Block;
+    bool SecondNested = SM.isBeforeInTranslationUnit(Block->getLBracLoc(),
+                                                     Other->getLBracLoc()) &&
+                        SM.isBeforeInTranslationUnit(Other->getRBracLoc(),
+                                                     Block->getRBracLoc());
+    const Expr *Inside = SecondNested ? F.Second.Call : F.First.Call;
+    const Expr *Outside = SecondNested ? F.First.Call : F.Second.Call;
+    return reason("the forward at line " + LineOf(Inside->getBeginLoc()) +
+                  " runs inside the block opened at line " +
+                  LineOf((SecondNested ? Other : Block)->getLBracLoc()) +
+                  ", which the forward at line " +
+                  LineOf(Outside->getBeginLoc()) + " is not in");
+  }
 
   // Every hazard that involves a forward to fuse must lie within the fused
   // forwards: otherwise the fused forward still broadcasts over the buffers
   // of an earlier forward, or a later forward over the fused forward's. So
   // the forwards to fuse are these two and, in turn, every forward a finding
   // pairs with one of them; each must be a statement of this block.
-  const SourceManager &SM = Context.getSourceManager();
   llvm::SmallPtrSet<const Expr *, 4> Members{F.First.Call, F.Second.Call};
   unsigned Low = std::min(FirstAt->second.Index, SecondAt->second.Index);
   unsigned High = std::max(FirstAt->second.Index, SecondAt->second.Index);

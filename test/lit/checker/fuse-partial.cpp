@@ -18,6 +18,6 @@ void thirdInAnotherBlock(Net net, PG pg, torch::Tensor a, torch::Tensor b,
   if (mix)
     o3 = d(a + b);
   // CHECK-MESSAGES: :[[@LINE-1]]:10: warning: forward call on DDP-wrapped 'd' before the backward of the forward at line [[@LINE-8]]:
-  // CHECK-MESSAGES: :[[@LINE-2]]:10: note: cannot fuse the forwards: the forwards are not statements in one block that each store one output
+  // CHECK-MESSAGES: :[[@LINE-2]]:10: note: cannot fuse the forwards: the forward at line [[@LINE-2]] is not a statement in a block that stores one output{{$}}
   (o1 + o2 + o3).sum().backward();
 }

@@ -62,7 +62,7 @@ void secondUnderNoGrad(Net net, PG pg, torch::Tensor a, torch::Tensor b) {
   o1.sum().backward();
   // CHECK-MESSAGES: :[[@LINE-1]]:12: note: the backward that fails is here
   // CHECK-MESSAGES: :[[@LINE-11]]:7: note: 'broadcast_buffers' is true by default
-  // CHECK-MESSAGES: :[[@LINE-7]]:15: note: cannot fuse the forwards: the forwards are not statements in one block
+  // CHECK-MESSAGES: :[[@LINE-7]]:15: note: cannot fuse the forwards: the forward at line [[@LINE-7]] runs inside the block opened at line [[@LINE-9]], which the forward at line [[@LINE-10]] is not in{{$}}
 }
 
 // D(a) under no_grad, o2 = D(b), backward of o2: ok.
