@@ -46,13 +46,23 @@ def timed(cmd):
     machine the wall time grows with the load, the CPU time much less."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    result = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode not in (0, 1):
-        sys.exit(f"failed: {' '.join(cmd)}\n{result.stderr}")
+    # A file that does not compile parses in no time: never time that.
+    if result.returncode not in (0, 1) or re.search(r": (fatal )?error: ", result.stdout):
+        sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout[-4000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return elapsed, cpu
+
+
+def torch_include_dir():
+    """LibTorch 2.x's headers in the project's .venv (scripts/setup.sh)."""
+    python = os.path.join(ROOT, ".venv", "bin", "python")
+    found = subprocess.run(
+        [python, "-c", "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'include'))"],
+        stdout=subprocess.PIPE, text=True, check=True)
+    return found.stdout.strip()
 
 
 def best(commands, runs, cpu=None):
@@ -101,8 +111,10 @@ def main():
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     plugin = os.path.join(args.build, "lib", "ddpguard-tidy.so")
+    torch_include = torch_include_dir()
     torch_flags = ["-std=c++17", "-DUSE_C10D_GLOO", "-DUSE_DISTRIBUTED",
-                   "-isystem", "/usr/include/torch/csrc/api/include",
+                   "-isystem", torch_include,
+                   "-isystem", os.path.join(torch_include, "torch", "csrc", "api", "include"),
                    "-I", os.path.join(ROOT, "runtime", "include")]
     mock_flags = ["-std=c++17", "-isystem", os.path.join(ROOT, "test", "lit", "Inputs", "mock")]
 
