@@ -36,6 +36,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from torch_flags import torch_flags  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECK = "ddp-multiple-forward-before-backward"
 TRIVIAL = "readability-delete-null-pointer"
@@ -54,15 +57,6 @@ def timed(cmd):
         sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout[-4000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return elapsed, cpu
-
-
-def torch_include_dir():
-    """LibTorch 2.x's headers in the project's .venv (scripts/setup.sh)."""
-    python = os.path.join(ROOT, ".venv", "bin", "python")
-    found = subprocess.run(
-        [python, "-c", "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'include'))"],
-        stdout=subprocess.PIPE, text=True, check=True)
-    return found.stdout.strip()
 
 
 def best(commands, runs, cpu=None):
@@ -111,11 +105,7 @@ def main():
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     plugin = os.path.join(args.build, "lib", "ddpguard-tidy.so")
-    torch_include = torch_include_dir()
-    torch_flags = ["-std=c++17", "-DUSE_C10D_GLOO", "-DUSE_DISTRIBUTED",
-                   "-isystem", torch_include,
-                   "-isystem", os.path.join(torch_include, "torch", "csrc", "api", "include"),
-                   "-I", os.path.join(ROOT, "runtime", "include")]
+    tu_flags = torch_flags(os.path.abspath(args.build))
     mock_flags = ["-std=c++17", "-isystem", os.path.join(ROOT, "test", "lit", "Inputs", "mock")]
 
     def check(path, flags, checks=CHECK):
@@ -130,8 +120,8 @@ def main():
     def parse_ratios(label, path):
         cpu = []
         check_t, trivial_t, parse_t, uam_t = best(
-            [check(path, torch_flags), check(path, torch_flags, TRIVIAL),
-             parse(path, torch_flags), check(path, torch_flags, "bugprone-use-after-move")],
+            [check(path, tu_flags), check(path, tu_flags, TRIVIAL),
+             parse(path, tu_flags), check(path, tu_flags, "bugprone-use-after-move")],
             args.runs, cpu)
         print(f"{label}: check {check_t:.2f} s, trivial check {trivial_t:.2f} s, "
               f"clang++ -fsyntax-only {parse_t:.2f} s, use-after-move {uam_t:.2f} s")

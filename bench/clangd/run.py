@@ -24,19 +24,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from torch_flags import torch_flags  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECK = "ddp-multiple-forward-before-backward"
-
-
-def torch_flags(build):
-    site = open(os.path.join(build, "test", "lit", "lit.site.cfg.py")).read()
-    dirs = re.search(r'torch_include_dirs = "([^"]*)"', site).group(1).split(";")
-    runtime = re.search(r'runtime_include_dir = "([^"]*)"', site).group(1)
-    flags = ["-std=c++17", "-DUSE_C10D_GLOO", "-DUSE_DISTRIBUTED"]
-    for d in dirs:
-        if d and os.path.normpath(d) != "/usr/include":
-            flags += ["-isystem", d]
-    return flags + ["-I" + runtime]
 
 
 def workspace(root, name, flags, with_check):

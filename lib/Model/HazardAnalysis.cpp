@@ -632,14 +632,17 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
       // every way here: that one cleared require_forward_param_sync, so this
       // forward does not broadcast (it sets the flag again if it has grad).
       bool Syncs = S.MaySync.test(E.Object);
-      Origins Exposed = S.Live & ObjectForwards[E.Object];
       // Once per backward: only the first grad-mode forward after a
       // backward broadcasts (DDPCore::pre_forward), over what was live
       // when that backward re-armed it.
-      if (Object.OncePerBackward) {
-        if (!S.MayFollowBackward.test(E.Object))
-          Syncs = false;
-        Exposed &= S.LiveWhenArmed;
+      if (Object.OncePerBackward && !S.MayFollowBackward.test(E.Object))
+        Syncs = false;
+      Origins Clobbered;
+      if ((Result || Visit) && Syncs && Object.BroadcastsBuffers &&
+          Object.HasBuffers) {
+        Clobbered = S.Live & ObjectForwards[E.Object];
+        if (Object.OncePerBackward)
+          Clobbered &= S.LiveWhenArmed;
       }
       if (E.GradEnabled) {
         S.MaySync.set(E.Object);
@@ -648,15 +651,11 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
       } else {
         S.MaySync.reset(E.Object);
       }
-      if ((Result || Visit) && Syncs && Object.BroadcastsBuffers &&
-          Object.HasBuffers) {
-        Origins Clobbered = std::move(Exposed);
-        if (Clobbered.empty()) {
-        } else if (Result) {
-          Index->FinalLiveBefore[E.Origin] = std::move(Clobbered);
-        } else {
-          Visit->Generations.push_back({I, E.Origin, std::move(Clobbered)});
-        }
+      if (Clobbered.empty()) {
+      } else if (Result) {
+        Index->FinalLiveBefore[E.Origin] = std::move(Clobbered);
+      } else {
+        Visit->Generations.push_back({I, E.Origin, std::move(Clobbered)});
       }
       // Under no_grad the output carries no history at all.
       Origins P;

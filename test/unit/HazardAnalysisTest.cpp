@@ -153,7 +153,7 @@ TEST(HazardAnalysisOncePerBackward, ForwardsInALoopBeforeOneBackwardAreOk) {
   ValueId Loss = B.detached();
   B.beginLoop();
   ValueId Step = B.forward();
-  B.G.append(B.Block, Event::derive(Loss, {Loss, Step}, /*Strong=*/true));
+  B.G.append(B.Block, Event::derive(Loss, {Step}, /*Strong=*/false));
   B.endLoop();
   B.backward({Loss});
   EXPECT_TRUE(B.run().Hazards.empty());
@@ -167,7 +167,7 @@ TEST(HazardAnalysisOncePerBackward, ALoopAfterABackwardOverARetainedGraph) {
   ValueId Loss = B.detached();
   B.beginLoop();
   ValueId Step = B.forward();
-  B.G.append(B.Block, Event::derive(Loss, {Loss, Step}, /*Strong=*/true));
+  B.G.append(B.Block, Event::derive(Loss, {Step}, /*Strong=*/false));
   B.endLoop();
   B.backward({B.combine({O1, Loss})});
   AnalysisResult R = B.run();
