@@ -204,11 +204,7 @@ static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
                     Setting.FieldName + "' to false where it is constructed");
     const SourceManager &SM = Context.getSourceManager();
     unsigned Column = SM.getSpellingColumnNumber(C.DeclStatement->getBeginLoc());
-    QualType Type = C.Object->getType().getNonReferenceType();
-    bool Pointer = Type->isPointerType() ||
-                   (Type->getAsCXXRecordDecl() &&
-                    StringRef(qualifiedName(Type->getAsCXXRecordDecl()))
-                        .ends_with("_ptr"));
+    bool Pointer = accessedThroughArrow(C.Object->getType());
     FixOutcome Outcome;
     Outcome.Hints.push_back(FixItHint::CreateInsertion(
         afterToken(C.DeclStatement->getEndLoc(), Context),

@@ -40,8 +40,6 @@ namespace {
 /// Collects calls and every other use of functions and lambdas.
 class UseCollector : public RecursiveASTVisitor<UseCollector> {
 public:
-  explicit UseCollector(const SourceManager &SM) : SM(SM) {}
-
   bool shouldVisitTemplateInstantiations() const { return true; }
 
   bool TraverseDecl(Decl *D) {
@@ -49,7 +47,7 @@ public:
       return true;
     // Calls in system headers pass nothing of the user's; a template's
     // pattern is seen through its instantiations.
-    if (!isa<TranslationUnitDecl>(D) && SM.isInSystemHeader(D->getLocation()))
+    if (!isa<TranslationUnitDecl>(D) && isLibraryDecl(D))
       return true;
     if (const auto *Function = dyn_cast<FunctionDecl>(D))
       if (Function->isDependentContext())
@@ -124,7 +122,6 @@ private:
     return Record && Record->isLambda() ? Record->getCanonicalDecl() : nullptr;
   }
 
-  const SourceManager &SM;
   llvm::DenseMap<const Decl *, CallerIndex::Uses> Index;
   llvm::DenseSet<const Expr *> CalleeNodes;
   /// Closure variables called with `f(...)`.
@@ -139,7 +136,7 @@ private:
 
 CallerIndex::CallerIndex(ASTContext &Context, DDPObjects &Objects)
     : Context(Context), Objects(Objects) {
-  UseCollector Collector(Context.getSourceManager());
+  UseCollector Collector;
   Collector.TraverseDecl(Context.getTranslationUnitDecl());
   Index = Collector.finish();
 }

@@ -20,7 +20,7 @@ const FunctionDecl *visibleCallee(const CallExpr *Call,
     return nullptr;
   const FunctionDecl *Definition = nullptr;
   if (!Callee->hasBody(Definition) || !Definition ||
-      SM.isInSystemHeader(Definition->getLocation()))
+      isLibraryDecl(Definition))
     return nullptr;
   return Definition;
 }
@@ -160,6 +160,9 @@ private:
   void derive(unsigned Block, const Expr *Target,
               llvm::ArrayRef<ValueId> Sources, bool Strong);
   void computeOrder(const CFG &Cfg);
+  unsigned eventsIn(unsigned Block) const {
+    return Result.Graph.blocks()[Block].Events.size();
+  }
 
   DDPObjects &Objects;
   SummaryProvider &Summaries;
@@ -173,6 +176,8 @@ private:
   llvm::DenseMap<const Expr *, ValueId> ExprValues;
   llvm::DenseMap<const ValueDecl *, ObjectId> ObjectIds;
   bool HasErrors = false;
+  /// The block whose statement is being handled.
+  unsigned CurrentBlock = 0;
 };
 
 void Translator::computeGradModes(const Stmt *S, bool Enabled) {
@@ -344,7 +349,7 @@ void Translator::derive(unsigned Block, const Expr *Target,
 
 bool Translator::isOutOfSight(const CallExpr *Call) {
   const FunctionDecl *Callee = Call->getDirectCallee();
-  if (!Callee || SM.isInSystemHeader(Callee->getLocation()))
+  if (!Callee || isLibraryDecl(Callee))
     return false;
   // A visible helper that neither forwards nor backwards has no summary: it
   // counts as a whole, as out of sight when something in it is.
@@ -365,8 +370,9 @@ ValueId Translator::escaped() {
 }
 
 ValueId Translator::readEscaped(const Expr *Call) {
-  if (!llvm::is_contained(Result.EscapedReads, Call))
-    Result.EscapedReads.push_back(Call);
+  if (llvm::none_of(Result.EscapedReads,
+                    [&](const EscapePoint &P) { return P.At == Call; }))
+    Result.EscapedReads.push_back({Call, CurrentBlock, eventsIn(CurrentBlock)});
   return escaped();
 }
 
@@ -374,9 +380,9 @@ void Translator::escape(const Expr *Through, llvm::ArrayRef<ValueId> Sources,
                         unsigned Block) {
   if (Sources.empty())
     return;
+  Result.Escapes.push_back({Through, Block, eventsIn(Block)});
   Result.Graph.append(Block,
                       Event::derive(escaped(), Sources, /*Strong=*/false));
-  Result.Escapes.push_back(Through);
 }
 
 bool Translator::handleBackward(const CallExpr *Call, unsigned Block) {
@@ -505,7 +511,7 @@ llvm::SmallVector<ValueId, 4> Translator::applySummary(
         Object = Argument(Effect.Parameter)
                      ? Objects.objectOf(Argument(Effect.Parameter))
                      : nullptr;
-      if (!Object)
+      if (!Object || !Objects.ruleFor(Object->getType()))
         continue;
       Outputs[I] = Result.Graph.addValue();
       for (int Times = Effect.Repeats && !Algorithm ? 2 : 1; Times > 0; --Times)
@@ -675,6 +681,7 @@ void Translator::reserveCallValue(const Stmt *S) {
 }
 
 void Translator::handle(const Stmt *S, unsigned Block) {
+  CurrentBlock = Block;
   if (std::optional<ForwardCall> Forward = Objects.matchForward(S)) {
     if (!Forward->Object)
       return;

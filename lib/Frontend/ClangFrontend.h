@@ -92,6 +92,14 @@ struct Capture {
   bool ByReference = false;
 };
 
+/// Where an escape or a read of escaped values happens: the expression, and
+/// the block and index in it of the event it precedes.
+struct EscapePoint {
+  const clang::Expr *At = nullptr;
+  unsigned Block = 0;
+  unsigned Index = 0;
+};
+
 struct TranslatedFunction {
   const clang::FunctionDecl *Function = nullptr;
   model::EventGraph Graph;
@@ -112,8 +120,8 @@ struct TranslatedFunction {
   /// the history of values that escaped before them, and the calls and
   /// stores through which values escaped (into such calls, members and
   /// globals).
-  std::vector<const clang::Expr *> EscapedReads;
-  std::vector<const clang::Expr *> Escapes;
+  std::vector<EscapePoint> EscapedReads;
+  std::vector<EscapePoint> Escapes;
   /// The value standing for everything that escaped, when something did or
   /// was read back: Graph.withoutReadsOf(*EscapedPool) is the function with
   /// those calls handing back only their arguments' history. Its input

@@ -94,6 +94,81 @@ QualType pointee(QualType Type) {
   }
 }
 
+const CXXRecordDecl *heldModule(const CXXRecordDecl *Record) {
+  if (!Record || !Record->hasDefinition())
+    return nullptr;
+  Record = Record->getDefinition();
+  if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(Record))
+    if (qualifiedName(Spec) == "torch::nn::ModuleHolder") {
+      const TemplateArgumentList &Args = Spec->getTemplateArgs();
+      return Args.size() > 0 && Args[0].getKind() == TemplateArgument::Type
+                 ? Args[0].getAsType()->getAsCXXRecordDecl()
+                 : nullptr;
+    }
+  for (const CXXBaseSpecifier &Base : Record->bases())
+    if (const CXXRecordDecl *Held =
+            heldModule(Base.getType()->getAsCXXRecordDecl()))
+      return Held;
+  return nullptr;
+}
+
+bool accessedThroughArrow(QualType Type) {
+  Type = Type.getNonReferenceType();
+  if (Type->isPointerType())
+    return true;
+  const CXXRecordDecl *Record = Type->getAsCXXRecordDecl();
+  return Record && (StringRef(qualifiedName(Record)).ends_with("_ptr") ||
+                    heldModule(Record));
+}
+
+bool isLibraryDecl(const Decl *D) {
+  if (!D)
+    return false;
+  if (D->getASTContext().getSourceManager().isInSystemHeader(D->getLocation()))
+    return true;
+  const NamespaceDecl *Outermost = nullptr;
+  for (const DeclContext *DC = D->getDeclContext(); DC; DC = DC->getParent())
+    if (const auto *Namespace = dyn_cast<NamespaceDecl>(DC))
+      Outermost = Namespace;
+  if (!Outermost || !Outermost->getIdentifier())
+    return false;
+  return llvm::is_contained({"std", "torch", "at", "c10", "c10d", "caffe2"},
+                            Outermost->getName());
+}
+
+/// The class a qualified name names in the translation unit, or null.
+static const CXXRecordDecl *findRecord(ASTContext &Context,
+                                       StringRef Qualified) {
+  llvm::SmallVector<StringRef, 4> Parts;
+  Qualified.ltrim(':').split(Parts, "::");
+  const DeclContext *Scope = Context.getTranslationUnitDecl();
+  const NamedDecl *Found = nullptr;
+  for (StringRef Part : Parts) {
+    if (!Scope || Part.empty())
+      return nullptr;
+    Found = nullptr;
+    for (const NamedDecl *D : Scope->lookup(&Context.Idents.get(Part)))
+      if (isa<NamespaceDecl, CXXRecordDecl>(D)) {
+        Found = D;
+        break;
+      }
+    Scope = dyn_cast_or_null<DeclContext>(Found);
+  }
+  const auto *Record = dyn_cast_or_null<CXXRecordDecl>(Found);
+  return Record ? Record->getDefinition() : nullptr;
+}
+
+const WrapperRule *DDPObjects::holderRule(const CXXRecordDecl *Module) {
+  if (!HolderRules) {
+    HolderRules.emplace();
+    for (const WrapperRule &Rule : Rules.wrappers())
+      if (const CXXRecordDecl *Held =
+              heldModule(findRecord(Context, Rule.Type)))
+        (*HolderRules)[Held->getCanonicalDecl()] = Rules.find(Rule.Type);
+  }
+  return HolderRules->lookup(Module->getCanonicalDecl());
+}
+
 const WrapperRule *DDPObjects::ruleFor(QualType Written) {
   if (Written.isNull())
     return nullptr;
@@ -108,6 +183,16 @@ const WrapperRule *DDPObjects::ruleFor(QualType Written) {
   const WrapperRule *Rule = nullptr;
   if (const CXXRecordDecl *Record = Type->getAsCXXRecordDecl()) {
     Rule = Rules.find(qualifiedName(Record));
+    // A holder's module class (`w->forward(x)`), or a holder
+    // (torch::nn::ModuleHolder<Impl>, a base of the holder) whose module
+    // class the rule names.
+    if (!Rule && Record->hasDefinition())
+      Rule = holderRule(Record);
+    if (!Rule)
+      if (const CXXRecordDecl *Held = heldModule(Record))
+        if (isa<ClassTemplateSpecializationDecl>(Record) &&
+            qualifiedName(Record) == "torch::nn::ModuleHolder")
+          Rule = ruleFor(Context.getRecordType(Held));
     if (!Rule && Record->hasDefinition())
       for (const CXXBaseSpecifier &Base : Record->bases())
         if ((Rule = ruleFor(Base.getType())))
@@ -143,7 +228,8 @@ const ValueDecl *DDPObjects::objectOf(const Expr *E) {
       return objectOf(Op->getArg(0));
   if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E))
     if (const CXXMethodDecl *Method = Call->getMethodDecl())
-      if (Method->getIdentifier() && Method->getName() == "get")
+      if (Method->getIdentifier() &&
+          (Method->getName() == "get" || Method->getName() == "ptr"))
         return objectOf(Call->getImplicitObjectArgument());
   return nullptr;
 }
@@ -182,8 +268,13 @@ std::optional<ForwardCall> DDPObjects::matchForward(const Stmt *S) {
   } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
     if (Op->getOperator() != OO_Call || Op->getNumArgs() == 0)
       return std::nullopt;
-    Forward.Rule = ruleFor(Op->getArg(0)->getType());
-    if (!Forward.Rule || !Forward.Rule->isForwardMethod("operator()"))
+    QualType ObjectType = Op->getArg(0)->getType();
+    Forward.Rule = ruleFor(ObjectType);
+    // A holder's call operator runs its module's forward.
+    const CXXRecordDecl *Record = ObjectType->getAsCXXRecordDecl();
+    bool Holder = Record && heldModule(Record);
+    if (!Forward.Rule || !(Forward.Rule->isForwardMethod("operator()") ||
+                           (Holder && Forward.Rule->isForwardMethod("forward"))))
       return std::nullopt;
     Forward.ObjectExpr = Op->getArg(0);
     Forward.Args.append(Op->arg_begin() + 1, Op->arg_end());
@@ -192,6 +283,10 @@ std::optional<ForwardCall> DDPObjects::matchForward(const Stmt *S) {
   }
   Forward.Call = cast<Expr>(S);
   Forward.Object = objectOf(Forward.ObjectExpr);
+  // What the expression names may be no DDP object (`(*it).forward(x)` on an
+  // iterator): a temporary, as far as objects go.
+  if (Forward.Object && !ruleFor(Forward.Object->getType()))
+    Forward.Object = nullptr;
   return Forward;
 }
 
@@ -209,16 +304,94 @@ static BroadcastState stateOf(std::optional<bool> Value) {
   return *Value ? BroadcastState::SetTrue : BroadcastState::SetFalse;
 }
 
-/// The constructing expression inside an initializer: a constructor call,
-/// std::make_shared/make_unique, or new.
+/// `register_module("name", M)`: LibTorch's registration hands M back.
+static const Expr *registeredModule(const CallExpr *Call) {
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+  const CXXMethodDecl *Method = Member ? Member->getMethodDecl() : nullptr;
+  if (!Method || !Method->getIdentifier() ||
+      Method->getName() != "register_module" || Call->getNumArgs() != 2 ||
+      Method->getParent()->getQualifiedNameAsString() != "torch::nn::Module")
+    return nullptr;
+  return Call->getArg(1);
+}
+
+/// A holder constructed empty (`W w{nullptr}`): its module comes later.
+static bool isEmptyHolder(const CXXConstructExpr *Construct) {
+  return heldModule(Construct->getType()->getAsCXXRecordDecl()) &&
+         Construct->getNumArgs() == 1 &&
+         Construct->getArg(0)->IgnoreImplicit()->getType()->isNullPtrType();
+}
+
 static const Expr *constructingExpr(const Expr *Init,
-                                    llvm::SmallVectorImpl<const Expr *> &Args) {
-  Init = skipImplicit(Init);
-  if (const auto *New = dyn_cast_or_null<CXXNewExpr>(Init))
-    Init = New->getInitializer() ? skipImplicit(New->getInitializer()) : nullptr;
+                                    llvm::SmallVectorImpl<const Expr *> &Args,
+                                    const CallExpr **Factory, unsigned Depth);
+
+/// The construction a factory call returns: the callee's body is in the
+/// translation unit, outside libraries, and its one return statement returns
+/// a construction. Null otherwise.
+static const Expr *factoryConstruction(const CallExpr *Call,
+                                       llvm::SmallVectorImpl<const Expr *> &Args,
+                                       unsigned Depth) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  const FunctionDecl *Definition = nullptr;
+  if (!Callee || Depth > 4 || !Callee->hasBody(Definition) || !Definition ||
+      isLibraryDecl(Definition) || Definition->isDependentContext() ||
+      Definition->getReturnType()->isReferenceType() ||
+      Definition->getReturnType()->isPointerType())
+    return nullptr;
+  const Expr *Found = nullptr;
+  unsigned Returns = 0;
+  llvm::SmallVector<const Expr *, 4> FoundArgs;
+  forEachStmt(Definition->getBody(), [&](const Stmt *S) {
+    const auto *Return = dyn_cast<ReturnStmt>(S);
+    if (!Return)
+      return;
+    ++Returns;
+    if (Return->getRetValue())
+      Found = constructingExpr(Return->getRetValue(), FoundArgs, nullptr,
+                               Depth + 1);
+  });
+  if (Returns != 1 || !Found)
+    return nullptr;
+  Args.append(FoundArgs.begin(), FoundArgs.end());
+  return Found;
+}
+
+/// The constructing expression inside an initializer: a constructor call,
+/// std::make_shared/make_unique, new, a registration (`register_module`) or
+/// a factory in the translation unit (then Factory, if given, is its call).
+static const Expr *constructingExpr(const Expr *Init,
+                                    llvm::SmallVectorImpl<const Expr *> &Args,
+                                    const CallExpr **Factory = nullptr,
+                                    unsigned Depth = 0) {
+  for (;;) {
+    Init = skipImplicit(Init);
+    if (const auto *New = dyn_cast_or_null<CXXNewExpr>(Init)) {
+      Init = New->getInitializer();
+      continue;
+    }
+    const auto *Call = dyn_cast_or_null<CallExpr>(Init);
+    if (const Expr *Registered = Call ? registeredModule(Call) : nullptr) {
+      Init = Registered;
+      continue;
+    }
+    // A smart pointer or holder made from a pointer or smart pointer
+    // (`std::shared_ptr<M>(new M(...))`, `W(std::make_shared<WImpl>(...))`).
+    const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(Init);
+    if (Construct && Construct->getNumArgs() == 1 &&
+        accessedThroughArrow(Construct->getType()) &&
+        accessedThroughArrow(Construct->getArg(0)->getType()) &&
+        !isEmptyHolder(Construct)) {
+      Init = Construct->getArg(0);
+      continue;
+    }
+    break;
+  }
   if (!Init)
     return nullptr;
   if (const auto *Construct = dyn_cast<CXXConstructExpr>(Init)) {
+    if (isEmptyHolder(Construct))
+      return nullptr;
     Args.append(Construct->arg_begin(), Construct->arg_end());
     return Construct;
   }
@@ -228,6 +401,11 @@ static const Expr *constructingExpr(const Expr *Init,
       if (Name == "std::make_shared" || Name == "std::make_unique") {
         Args.append(Call->arg_begin(), Call->arg_end());
         return Call;
+      }
+      if (const Expr *Made = factoryConstruction(Call, Args, Depth)) {
+        if (Factory && !*Factory)
+          *Factory = Call;
+        return Made;
       }
     }
   if (const auto *List = dyn_cast<InitListExpr>(Init)) {
@@ -253,39 +431,59 @@ static const Expr *assignedValue(const Stmt *S, const Expr *&Target) {
 }
 
 void DDPObjects::findConstructionExpr(Construction &C) {
+  // The first assignment of a construction to the object in Body
+  // (`w = W(...)` after `W w{nullptr}`).
+  auto FindAssigned = [&](const Stmt *Body) {
+    forEachStmt(Body, [&](const Stmt *S) {
+      const Expr *Target = nullptr;
+      if (const Expr *Value = assignedValue(S, Target))
+        if (!C.Expr && objectOf(Target) == C.Object) {
+          C.Args.clear();
+          C.Expr = constructingExpr(Value, C.Args, &C.FactoryCall);
+        }
+    });
+  };
   if (const auto *Var = dyn_cast<VarDecl>(C.Object)) {
     if (isa<ParmVarDecl>(Var) || Var->getType()->isReferenceType())
       return;
     if (Var->getInit())
-      C.Expr = constructingExpr(Var->getInit(), C.Args);
+      C.Expr = constructingExpr(Var->getInit(), C.Args, &C.FactoryCall);
     if (const auto *Function =
-            dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod()))
+            dyn_cast_or_null<FunctionDecl>(Var->getParentFunctionOrMethod())) {
       forEachStmt(Function->getBody(), [&](const Stmt *S) {
         if (const auto *Decl = dyn_cast<DeclStmt>(S))
           if (llvm::is_contained(Decl->decls(), Var))
             C.DeclStatement = Decl;
       });
+      if (!C.Expr) {
+        C.Args.clear();
+        FindAssigned(Function->getBody());
+        // Settings after the declaration are not after the construction.
+        if (C.Expr)
+          C.DeclStatement = nullptr;
+      }
+    }
     return;
   }
   const auto *Field = dyn_cast<FieldDecl>(C.Object);
   if (!Field)
     return;
   if (Field->hasInClassInitializer() && Field->getInClassInitializer()) {
-    C.Expr = constructingExpr(Field->getInClassInitializer(), C.Args);
-    return;
+    C.Expr = constructingExpr(Field->getInClassInitializer(), C.Args,
+                              &C.FactoryCall);
+    if (C.Expr)
+      return;
+    C.Args.clear();
   }
   for (const CXXConstructorDecl *Ctor : cast<CXXRecordDecl>(Field->getParent())->ctors()) {
     for (const CXXCtorInitializer *Init : Ctor->inits())
       if (Init->isWritten() && Init->getMember() == Field) {
-        C.Expr = constructingExpr(Init->getInit(), C.Args);
-        return;
+        C.Expr = constructingExpr(Init->getInit(), C.Args, &C.FactoryCall);
+        if (C.Expr)
+          return;
+        C.Args.clear();
       }
-    forEachStmt(Ctor->getBody(), [&](const Stmt *S) {
-      const Expr *Target = nullptr;
-      if (const Expr *Value = assignedValue(S, Target))
-        if (objectOf(Target) == Field && !C.Expr)
-          C.Expr = constructingExpr(Value, C.Args);
-    });
+    FindAssigned(Ctor->getBody());
     if (C.Expr)
       return;
   }
@@ -434,10 +632,17 @@ void DDPObjects::evaluateBroadcast(Construction &C) {
 }
 
 QualType DDPObjects::moduleType(const Construction &C) const {
+  if (!C.Rule)
+    return QualType();
   const WrapperRule &Rule = *C.Rule;
+  // A holder's rule describes its module class.
+  const CXXRecordDecl *Wrapper =
+      pointee(C.Object->getType())->getAsCXXRecordDecl();
+  if (const CXXRecordDecl *Held = heldModule(Wrapper))
+    Wrapper = Held;
   if (Rule.ModuleTemplateArgument) {
-    const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
-        pointee(C.Object->getType())->getAsCXXRecordDecl());
+    const auto *Spec =
+        dyn_cast_or_null<ClassTemplateSpecializationDecl>(Wrapper);
     if (Spec && *Rule.ModuleTemplateArgument < Spec->getTemplateArgs().size() &&
         Spec->getTemplateArgs()[*Rule.ModuleTemplateArgument].getKind() ==
             TemplateArgument::Type)
@@ -445,8 +650,7 @@ QualType DDPObjects::moduleType(const Construction &C) const {
   } else if (Rule.ModuleConstructorArgument) {
     if (*Rule.ModuleConstructorArgument < C.Args.size())
       return C.Args[*Rule.ModuleConstructorArgument]->getType();
-  } else if (const CXXRecordDecl *Wrapper =
-                 pointee(C.Object->getType())->getAsCXXRecordDecl()) {
+  } else if (Wrapper) {
     if (Wrapper->hasDefinition())
       for (const FieldDecl *Field : Wrapper->getDefinition()->fields())
         if (Field->getIdentifier() && Field->getName() == Rule.ModuleField)
@@ -480,7 +684,8 @@ const Construction &DDPObjects::construction(const ValueDecl *Object) {
   Construction &C = *Slot;
   C.Object = Object;
   C.Rule = ruleFor(Object->getType());
-  assert(C.Rule && "not a DDP object");
+  if (!C.Rule)
+    return C;
   findConstructionExpr(C);
   evaluateBroadcast(C);
   C.HasBuffers = moduleHasBuffers(C);
@@ -521,7 +726,7 @@ const Construction *DDPObjects::temporaryConstruction(const Expr *E,
   auto C = std::make_unique<Construction>();
   C->Object = Param;
   C->Rule = ruleFor(skipImplicit(E)->getType());
-  if (!C->Rule || !(C->Expr = constructingExpr(E, C->Args)))
+  if (!C->Rule || !(C->Expr = constructingExpr(E, C->Args, &C->FactoryCall)))
     return nullptr;
   evaluateBroadcast(*C);
   C->HasBuffers = moduleHasBuffers(*C);

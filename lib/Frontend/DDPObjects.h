@@ -41,6 +41,19 @@ std::string qualifiedName(const clang::CXXRecordDecl *Record);
 /// Looks through references, pointers and std smart pointers.
 clang::QualType pointee(clang::QualType Type);
 
+/// The module class a TORCH_MODULE holder (a class derived from
+/// torch::nn::ModuleHolder<Impl>) holds, or null for any other class.
+const clang::CXXRecordDecl *heldModule(const clang::CXXRecordDecl *Record);
+
+/// The type's members are reached with `->`: a pointer, a smart pointer
+/// (std::shared_ptr, c10::intrusive_ptr...) or a TORCH_MODULE holder.
+bool accessedThroughArrow(clang::QualType Type);
+
+/// D belongs to a library (the C++ standard library, LibTorch): it is in a
+/// system header or in one of their namespaces (std, torch, at, c10, c10d,
+/// caffe2), however its header was included (-I, -isystem, -iquote).
+bool isLibraryDecl(const clang::Decl *D);
+
 /// Calls Visit on Root and every statement below it, lambda bodies excluded.
 void forEachStmt(const clang::Stmt *Root,
                  const std::function<void(const clang::Stmt *)> &Visit);
@@ -101,6 +114,9 @@ struct Construction {
   llvm::SmallVector<const clang::Expr *, 4> Args;
   /// For a local: its declaration statement.
   const clang::DeclStmt *DeclStatement = nullptr;
+  /// The call of a factory (a function in the translation unit that returns
+  /// what it constructs) whose return statement holds Expr, if any.
+  const clang::CallExpr *FactoryCall = nullptr;
   BroadcastState Broadcast = BroadcastState::Unknown;
   /// The expression whose value sets broadcast_buffers (setter argument,
   /// constructor argument or assigned value), if any.
@@ -124,7 +140,8 @@ struct Construction {
 
   bool broadcasts() const {
     return Broadcast != BroadcastState::SetFalse &&
-           !(Broadcast == BroadcastState::Default && !Rule->Broadcast.Default);
+           !(Broadcast == BroadcastState::Default && Rule &&
+             !Rule->Broadcast.Default);
   }
 };
 
@@ -134,13 +151,17 @@ public:
              bool AssumeModulesHaveBuffers);
   ~DDPObjects();
 
-  /// The rule for a DDP wrapper type, looking through references, pointers
-  /// and smart pointers.
+  /// The rule for a DDP wrapper type, looking through references, pointers,
+  /// smart pointers and TORCH_MODULE holders: a rule naming a holder's
+  /// module class matches the holder, and one naming the holder matches its
+  /// module class.
   const WrapperRule *ruleFor(clang::QualType Type);
   /// The object an expression of DDP type names, or null.
   const clang::ValueDecl *objectOf(const clang::Expr *E);
   /// S is a forward on a DDP object.
   std::optional<ForwardCall> matchForward(const clang::Stmt *S);
+  /// Object must have a DDP type (ruleFor); otherwise its construction is
+  /// Unknown and has no rule.
   const Construction &construction(const clang::ValueDecl *Object);
   /// The type of the module C wraps, as its rule says where it is; null
   /// when that is not visible.
@@ -180,7 +201,13 @@ private:
   clang::ASTContext &Context;
   const RuleSet &Rules;
   bool AssumeModulesHaveBuffers;
+  /// The rule naming the holder of a module class, by the module class.
+  const WrapperRule *holderRule(const clang::CXXRecordDecl *Module);
+
   llvm::DenseMap<const clang::Type *, const WrapperRule *> RuleCache;
+  /// Filled on first use: holders named by rules, by their module class.
+  std::optional<llvm::DenseMap<const clang::CXXRecordDecl *, const WrapperRule *>>
+      HolderRules;
   SavedBuffers Saved{Context};
   llvm::DenseMap<const clang::ValueDecl *, std::unique_ptr<Construction>>
       Constructions;

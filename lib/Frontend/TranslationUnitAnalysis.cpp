@@ -17,7 +17,9 @@ TranslationUnitAnalysis::TranslationUnitAnalysis(ASTContext &Context,
     : Context(Context), Objects(Context, Rules, AssumeModulesHaveBuffers) {}
 
 void TranslationUnitAnalysis::addCandidate(const FunctionDecl *Function) {
-  Candidates.push_back(Function);
+  // LibTorch's own code, included with -I, is no candidate.
+  if (!isLibraryDecl(Function))
+    Candidates.push_back(Function);
 }
 
 static bool isBackwardCall(const CallExpr *Call) {
@@ -48,8 +50,8 @@ TranslationUnitAnalysis::scan(const FunctionDecl *Function) {
         Info.Callees.push_back(Callee);
       } else if (const FunctionDecl *Opaque = Call->getDirectCallee()) {
         const FunctionDecl *Definition = nullptr;
-        Info.DirectOutOfSight |= !Opaque->hasBody(Definition) &&
-                                 !SM.isInSystemHeader(Opaque->getLocation());
+        Info.DirectOutOfSight |=
+            !Opaque->hasBody(Definition) && !isLibraryDecl(Opaque);
       }
     }
     if (const auto *Member = dyn_cast<MemberExpr>(S))
@@ -398,16 +400,52 @@ void TranslationUnitAnalysis::noteEscapes(const Analysed &A,
   AnalysisResult WithoutResult =
       analyzeHazards(T.Graph.withoutReadsOf(*T.EscapedPool), Analysis);
   const SourceManager &SM = Context.getSourceManager();
-  auto Earliest = [&](llvm::ArrayRef<const Expr *> Exprs) {
-    return *llvm::min_element(Exprs, [&](const Expr *L, const Expr *R) {
-      return SM.isBeforeInTranslationUnit(L->getBeginLoc(), R->getBeginLoc());
-    });
+  const auto &Blocks = T.Graph.blocks();
+  // Whether control reaches position (ToBlock, ToIndex) from (FromBlock,
+  // FromIndex): later in the same block, or through the successors.
+  auto Reaches = [&](unsigned FromBlock, unsigned FromIndex, unsigned ToBlock,
+                     unsigned ToIndex) {
+    if (FromBlock == ToBlock && FromIndex <= ToIndex)
+      return true;
+    std::vector<bool> Seen(Blocks.size(), false);
+    std::vector<unsigned> Work(Blocks[FromBlock].Successors.begin(),
+                               Blocks[FromBlock].Successors.end());
+    while (!Work.empty()) {
+      unsigned B = Work.back();
+      Work.pop_back();
+      if (B == ToBlock)
+        return true;
+      if (Seen[B])
+        continue;
+      Seen[B] = true;
+      llvm::append_range(Work, Blocks[B].Successors);
+    }
+    return false;
+  };
+  auto Before = [&](const EscapePoint &L, const EscapePoint &R) {
+    return SM.isBeforeInTranslationUnit(L.At->getBeginLoc(),
+                                        R.At->getBeginLoc());
   };
   for (Finding &F : Findings) {
     if (WithoutResult.firstBackward(F.FirstOrigin, F.SecondOrigin))
       continue;
-    F.Escape = Earliest(T.Escapes);
-    F.EscapedRead = Earliest(T.EscapedReads);
+    // The notes name an escape after the first forward and a read after
+    // that escape: a value escapes only into calls that run after it.
+    auto [ForwardBlock, ForwardIndex] = T.Graph.forwardPosition(F.FirstOrigin);
+    const EscapePoint *Escape = nullptr, *Read = nullptr;
+    for (const EscapePoint &R : T.EscapedReads)
+      for (const EscapePoint &E : T.Escapes)
+        if (Reaches(ForwardBlock, ForwardIndex, E.Block, E.Index) &&
+            Reaches(E.Block, E.Index, R.Block, R.Index) &&
+            (!Read || Before(R, *Read) ||
+             (R.At == Read->At && Before(E, *Escape)))) {
+          Read = &R;
+          Escape = &E;
+        }
+    if (!Read)
+      continue;
+    F.Escape = Escape->At;
+    F.EscapedRead = Read->At;
   }
 }
 
@@ -421,7 +459,7 @@ void TranslationUnitAnalysis::noteOncePerBackward(
   bool Asks = false;
   for (ObjectId O = 0; O < Graph.numObjects(); ++O) {
     const Construction &C = Objects.construction(T.Objects[O]);
-    if (!C.OncePerBackward && C.Rule->OncePerBackward.available() &&
+    if (!C.OncePerBackward && C.Rule && C.Rule->OncePerBackward.available() &&
         llvm::any_of(Findings,
                      [&](const Finding &F) { return F.Object == T.Objects[O]; })) {
       Graph.object(O).OncePerBackward = true;

@@ -177,7 +177,6 @@ private:
 };
 
 void IndexCheck::index(ASTContext &Context, Facts &Into) {
-  const SourceManager &SM = Context.getSourceManager();
   clangfe::TranslationUnitAnalysis Analysis(Context, Rules,
                                             AssumeModulesHaveBuffers);
   clangfe::DDPObjects &Objects = Analysis.objects();
@@ -188,7 +187,7 @@ void IndexCheck::index(ASTContext &Context, Facts &Into) {
   Callers.forEachCallee([&](const FunctionDecl &Callee,
                             const clangfe::CallerIndex::Uses &Uses) {
     const auto *Method = dyn_cast<CXXMethodDecl>(&Callee);
-    if (Callee.isDefined() || SM.isInSystemHeader(Callee.getLocation()) ||
+    if (Callee.isDefined() || clangfe::isLibraryDecl(&Callee) ||
         !Callee.isExternallyVisible() ||
         (Method && (Method->isVirtual() || Method->getParent()->isLambda())))
       return;

@@ -116,9 +116,12 @@ public:
 template <typename Contained> class ModuleHolder {
 public:
   ModuleHolder() : Impl(std::make_shared<Contained>()) {}
+  // Empty, as LibTorch's: the module is assigned later.
+  ModuleHolder(std::nullptr_t) {}
   template <typename... Args>
   ModuleHolder(Args &&...A) : Impl(std::make_shared<Contained>(A...)) {}
   Contained *operator->() const { return Impl.get(); }
+  Contained &operator*() const { return *Impl; }
   template <typename... Args> Tensor operator()(Args &&...A) {
     return Impl->forward(A...);
   }
