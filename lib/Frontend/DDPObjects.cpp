@@ -677,21 +677,38 @@ bool DDPObjects::moduleHasBuffers(Construction &C) {
 }
 
 const Construction &DDPObjects::construction(const ValueDecl *Object) {
-  std::unique_ptr<Construction> &Slot = Constructions[Object];
-  if (Slot)
-    return *Slot;
-  Slot = std::make_unique<Construction>();
-  Construction &C = *Slot;
+  if (const Construction *Known = Constructions.lookup(Object))
+    return *Known;
+  OwnedConstructions.push_back(std::make_unique<Construction>());
+  Construction &C = *OwnedConstructions.back();
+  Constructions[Object] = &C;
   C.Object = Object;
   C.Rule = ruleFor(Object->getType());
   if (!C.Rule)
     return C;
   findConstructionExpr(C);
+  // A field is set on each object the factory made, where it is declared.
+  if (C.FactoryCall &&
+      C.Rule->Broadcast.SettingKind != BroadcastSetting::Kind::Field) {
+    auto [Made, First] = FactoryMade.try_emplace(C.Expr, &C);
+    if (!First) {
+      FactoryCalls[Object] = C.FactoryCall;
+      Constructions[Object] = Made->second;
+      return *Made->second;
+    }
+  }
+  if (C.FactoryCall)
+    FactoryCalls[Object] = C.FactoryCall;
   evaluateBroadcast(C);
   C.HasBuffers = moduleHasBuffers(C);
   if (const auto *Param = dyn_cast<ParmVarDecl>(Object))
     joinCallers(C, *Param);
   return C;
+}
+
+const CallExpr *DDPObjects::factoryCall(const ValueDecl *Object) {
+  construction(Object);
+  return FactoryCalls.lookup(Object);
 }
 
 void DDPObjects::joinCallers(Construction &C, const ParmVarDecl &Param) {

@@ -115,7 +115,8 @@ struct Construction {
   /// For a local: its declaration statement.
   const clang::DeclStmt *DeclStatement = nullptr;
   /// The call of a factory (a function in the translation unit that returns
-  /// what it constructs) whose return statement holds Expr, if any.
+  /// what it constructs) whose return statement holds Expr, if any: for the
+  /// first object made by that factory.
   const clang::CallExpr *FactoryCall = nullptr;
   BroadcastState Broadcast = BroadcastState::Unknown;
   /// The expression whose value sets broadcast_buffers (setter argument,
@@ -163,6 +164,8 @@ public:
   /// Object must have a DDP type (ruleFor); otherwise its construction is
   /// Unknown and has no rule.
   const Construction &construction(const clang::ValueDecl *Object);
+  /// The call of the factory that made Object, if any.
+  const clang::CallExpr *factoryCall(const clang::ValueDecl *Object);
   /// The type of the module C wraps, as its rule says where it is; null
   /// when that is not visible.
   clang::QualType moduleType(const Construction &C) const;
@@ -209,8 +212,13 @@ private:
   std::optional<llvm::DenseMap<const clang::CXXRecordDecl *, const WrapperRule *>>
       HolderRules;
   SavedBuffers Saved{Context};
-  llvm::DenseMap<const clang::ValueDecl *, std::unique_ptr<Construction>>
-      Constructions;
+  /// By object; objects a factory makes share the one construction in it,
+  /// so that it is fixed once.
+  llvm::DenseMap<const clang::ValueDecl *, const Construction *> Constructions;
+  std::vector<std::unique_ptr<Construction>> OwnedConstructions;
+  llvm::DenseMap<const clang::Expr *, const Construction *> FactoryMade;
+  llvm::DenseMap<const clang::ValueDecl *, const clang::CallExpr *>
+      FactoryCalls;
   llvm::DenseMap<const clang::Expr *, std::unique_ptr<Construction>>
       Temporaries;
   /// Built on the first parameter whose construction is asked for.

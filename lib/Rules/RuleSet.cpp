@@ -35,6 +35,12 @@ template <> struct ScalarEnumerationTraits<BroadcastSetting::Kind> {
   }
 };
 
+/// An earlier error stopped the reading (rules are only read, through
+/// yaml::Input).
+static bool failedBefore(IO &Io) {
+  return !Io.outputting() && static_cast<Input &>(Io).error();
+}
+
 template <> struct MappingTraits<BroadcastSetting> {
   static void mapping(IO &Io, BroadcastSetting &Setting) {
     Io.mapRequired("kind", Setting.SettingKind);
@@ -44,7 +50,10 @@ template <> struct MappingTraits<BroadcastSetting> {
     Io.mapOptional("name", Setting.FieldName);
     Io.mapOptional("default", Setting.Default, true);
   }
-  static std::string validate(IO &, BroadcastSetting &Setting) {
+  static std::string validate(IO &Io, BroadcastSetting &Setting) {
+    // The rest of the mapping was not read: judging it adds bogus errors.
+    if (failedBefore(Io))
+      return "";
     switch (Setting.SettingKind) {
     case BroadcastSetting::Kind::OptionBuilder:
       if (Setting.OptionsType.empty() || Setting.Setter.empty())
@@ -66,7 +75,9 @@ template <> struct MappingTraits<OncePerBackwardSetting> {
     Io.mapRequired("setter", Setting.Setter);
     Io.mapRequired("value", Setting.Value);
   }
-  static std::string validate(IO &, OncePerBackwardSetting &Setting) {
+  static std::string validate(IO &Io, OncePerBackwardSetting &Setting) {
+    if (failedBefore(Io))
+      return "";
     if (Setting.Setter.empty() || Setting.Value.empty())
       return "'once-per-backward' needs a non-empty 'setter' and 'value'";
     return "";
@@ -79,7 +90,9 @@ template <> struct MappingTraits<ModuleLocation> {
     Io.mapOptional("constructor-argument", Location.ConstructorArgument);
     Io.mapOptional("field", Location.Field);
   }
-  static std::string validate(IO &, ModuleLocation &Location) {
+  static std::string validate(IO &Io, ModuleLocation &Location) {
+    if (failedBefore(Io))
+      return "";
     int Count = Location.TemplateArgument.has_value() +
                 Location.ConstructorArgument.has_value() +
                 !Location.Field.empty();
@@ -103,7 +116,9 @@ template <> struct MappingTraits<WrapperRule> {
     Io.mapRequired("broadcast-buffers", Rule.Broadcast);
     Io.mapOptional("once-per-backward", Rule.OncePerBackward);
   }
-  static std::string validate(IO &, WrapperRule &Rule) {
+  static std::string validate(IO &Io, WrapperRule &Rule) {
+    if (failedBefore(Io))
+      return "";
     if (Rule.Type.empty())
       return "'type' must name the wrapper class";
     if (Rule.ForwardMethods.empty())

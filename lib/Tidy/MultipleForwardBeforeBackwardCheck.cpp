@@ -213,10 +213,10 @@ void MultipleForwardBeforeBackwardCheck::noteConstruction(
         << Name;
     break;
   }
-  if (C.FactoryCall)
-    diag(C.FactoryCall->getBeginLoc(),
-         "'%0' is constructed by %1, called here", DiagnosticIDs::Note)
-        << Name << describeCallee(C.FactoryCall->getDirectCallee());
+  if (const CallExpr *Factory = Analysis->objects().factoryCall(F.Object))
+    diag(Factory->getBeginLoc(), "'%0' is constructed by %1, called here",
+         DiagnosticIDs::Note)
+        << Name << describeCallee(Factory->getDirectCallee());
   if (!C.Callers.WhyNot.empty())
     diag(C.Callers.WhyNotLoc,
          "'%0' %1: %2", DiagnosticIDs::Note)

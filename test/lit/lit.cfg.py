@@ -49,6 +49,13 @@ if torch_dirs and os.path.isdir(config.runtime_include_dir):
         "-std=c++17 -DUSE_C10D_GLOO -DUSE_DISTRIBUTED "
         + " ".join("-isystem " + d for d in torch_dirs)
         + " -I" + config.runtime_include_dir))
+    # The same headers as the user's own, as a Makefile or an unpacked
+    # LibTorch zip includes them.
+    config.substitutions.append((
+        "%torch_user_flags",
+        "-std=c++17 -DUSE_C10D_GLOO -DUSE_DISTRIBUTED "
+        + " ".join("-I" + d for d in torch_dirs)
+        + " -I" + config.runtime_include_dir))
 
 # A scratch directory outside any build tree, so that no compile_commands.json
 # is found above it.

@@ -568,6 +568,47 @@ Error writeExport(StringRef Path, StringRef Contents) {
 
 } // namespace
 
+/// A C++ translation unit by its extension (headers are not).
+static bool isSourceFile(StringRef Path) {
+  StringRef Extension = sys::path::extension(Path);
+  return llvm::is_contained({".cpp", ".cc", ".cxx", ".c++", ".C", ".cu"},
+                            Extension);
+}
+
+/// The C++ source files under Directory, sorted; hidden directories (.git)
+/// are not entered.
+static std::vector<std::string> sourcesUnder(StringRef Directory) {
+  std::vector<std::string> Found;
+  std::error_code EC;
+  for (sys::fs::recursive_directory_iterator It(Directory, EC), End;
+       It != End && !EC; It.increment(EC)) {
+    StringRef Name = sys::path::filename(It->path());
+    if (Name.starts_with(".")) {
+      It.no_push();
+      continue;
+    }
+    if (It->type() != sys::fs::file_type::directory_file &&
+        sys::fs::is_regular_file(It->path()) && isSourceFile(Name))
+      Found.push_back(It->path());
+  }
+  llvm::sort(Found);
+  return Found;
+}
+
+/// The translation units under Directory.
+static std::vector<std::string> unitsUnder(std::vector<std::string> Units,
+                                           StringRef Directory) {
+  SmallString<256> Root(Directory);
+  sys::fs::make_absolute(Root);
+  sys::path::remove_dots(Root, /*remove_dot_dot=*/true);
+  llvm::erase_if(Units, [&](const std::string &Unit) {
+    StringRef Path(Unit);
+    return !Path.consume_front(Root) ||
+           !(Path.empty() || sys::path::is_separator(Path.front()));
+  });
+  return Units;
+}
+
 int main(int argc, const char **argv) {
   InitLLVM Init(argc, argv);
   std::string FixedError;
@@ -661,6 +702,28 @@ int main(int argc, const char **argv) {
       return 2;
     }
   }
+  // A directory stands for the C++ sources under it, as ruff and
+  // clang-format take directories: with a compilation database its
+  // translation units there, otherwise the source files on disk.
+  std::vector<std::string> Expanded;
+  for (const std::string &File : Requested) {
+    if (!sys::fs::is_directory(File)) {
+      Expanded.push_back(File);
+      continue;
+    }
+    std::vector<std::string> Found =
+        Compilations->FromCommandLine
+            ? sourcesUnder(File)
+            : unitsUnder(translationUnits(*Compilations->Exact), File);
+    if (Found.empty())
+      Errors.push_back(
+          {File, Compilations->FromCommandLine
+                     ? "is a directory with no C++ source file under it"
+                     : "is a directory with no translation unit of " +
+                           Compilations->Source + " under it"});
+    llvm::append_range(Expanded, Found);
+  }
+  Requested = std::move(Expanded);
   for (const std::string &File : Requested) {
     if (!sys::fs::exists(File)) {
       Errors.push_back({File, "no such file"});
