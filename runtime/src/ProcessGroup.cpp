@@ -121,6 +121,32 @@ ProcessGroupPtr make_nccl(const c10::intrusive_ptr<c10d::Store> &store,
 }
 #endif
 
+// Ranks launched with different WORLD_SIZE values pass the store's
+// rendezvous (rank 0 counts only its own number of clients) and then hang
+// in Gloo's connectFullMesh past the timeout. Each rank publishes its world
+// size and compares it with every peer's, through the store, first.
+void check_world_size(c10d::Store &store, const LaunchEnv &env,
+                      std::chrono::milliseconds timeout) {
+  const std::string prefix = "ddpguard/world_size/";
+  const std::string mine = std::to_string(env.world_size);
+  store.set(prefix + std::to_string(env.rank),
+            std::vector<uint8_t>(mine.begin(), mine.end()));
+  for (int peer = 0; peer < env.world_size; ++peer) {
+    if (peer == env.rank)
+      continue;
+    const std::string key = prefix + std::to_string(peer);
+    store.wait({key}, timeout);
+    const std::vector<uint8_t> value = store.get(key);
+    const std::string theirs(value.begin(), value.end());
+    if (theirs != mine)
+      throw std::runtime_error(
+          "ddpguard: rank " + std::to_string(env.rank) +
+          " was started with WORLD_SIZE=" + mine + " but rank " +
+          std::to_string(peer) + " with WORLD_SIZE=" + theirs +
+          ": every rank must be started with the same WORLD_SIZE");
+  }
+}
+
 } // namespace
 
 LaunchEnv read_launch_env() {
@@ -199,6 +225,15 @@ ProcessGroupPtr init_process_group_from_env(const std::string &backend,
   if (env.use_agent_store)
     store = c10::make_intrusive<c10d::PrefixStore>(
         "/worker/attempt_" + env.restart_count, store);
+  try {
+    check_world_size(*store, env, timeout);
+  } catch (const c10::Error &e) {
+    throw std::runtime_error(
+        "ddpguard: rank " + std::to_string(env.rank) + " of " +
+        std::to_string(env.world_size) + " found no world size of its peers at " +
+        where + " within " + std::to_string(timeout.count()) +
+        " ms: " + message_of(e));
+  }
   return new_process_group(backend, store, env.rank, env.world_size, timeout);
 }
 

@@ -6,7 +6,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <netinet/in.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace ddpguard;
@@ -374,6 +376,69 @@ TEST(Faults, UnreachableStoreTimesOut) {
     std::cout << "error: " << what << "\n";
   }
   EXPECT_LT(seconds_since(t0), 20.0);
+}
+
+// Ranks started with different WORLD_SIZE values: this process is rank 0 of
+// 2, a copy of it (this test again, as the peer) rank 1 of 3. Both fail
+// naming the two sizes, within the 15 s timeout, not later in Gloo's
+// connectFullMesh.
+TEST(Faults, WorldSizeMismatchFailsWithinTheTimeout) {
+  const std::chrono::seconds timeout(15);
+  if (std::getenv("DDPGUARD_TEST_WORLD_SIZE_PEER")) {
+    try {
+      init_process_group_from_env("gloo", timeout);
+    } catch (const std::runtime_error &e) {
+      const std::string what = e.what();
+      std::_Exit(what.find("rank 1 was started with WORLD_SIZE=3 but rank 0 "
+                           "with WORLD_SIZE=2") == std::string::npos);
+    }
+    std::_Exit(2);
+  }
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len);
+  const std::string port = std::to_string(ntohs(addr.sin_port));
+  close(fd);
+
+  EnvOverride env;
+  env.set("MASTER_ADDR", "127.0.0.1");
+  env.set("MASTER_PORT", port.c_str());
+  env.set("TORCHELASTIC_USE_AGENT_STORE", nullptr);
+  env.set("RANK", "1");
+  env.set("WORLD_SIZE", "3");
+  env.set("DDPGUARD_TEST_WORLD_SIZE_PEER", "1");
+  const std::string filter =
+      "--gtest_filter=Faults.WorldSizeMismatchFailsWithinTheTimeout";
+  char *argv[] = {const_cast<char *>("/proc/self/exe"),
+                  const_cast<char *>(filter.c_str()), nullptr};
+  pid_t peer = 0;
+  ASSERT_EQ(posix_spawn(&peer, "/proc/self/exe", nullptr, nullptr, argv,
+                        environ),
+            0);
+  env.set("DDPGUARD_TEST_WORLD_SIZE_PEER", nullptr);
+  env.set("RANK", "0");
+  env.set("WORLD_SIZE", "2");
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    init_process_group_from_env("gloo", timeout);
+    ADD_FAILURE() << "expected an error";
+  } catch (const std::runtime_error &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 0 was started with WORLD_SIZE=2 but rank 1 with "
+                        "WORLD_SIZE=3"),
+              std::string::npos)
+        << what;
+    std::cout << "error after " << seconds_since(t0) << " s: " << what << "\n";
+  }
+  EXPECT_LT(seconds_since(t0), 15.0);
+  int status = 0;
+  ASSERT_EQ(waitpid(peer, &status, 0), peer);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the peer did not name the mismatch (status " << status << ")";
 }
 
 TEST(Faults, MismatchedParameterCount) {
