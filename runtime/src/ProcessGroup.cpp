@@ -128,23 +128,40 @@ ProcessGroupPtr make_nccl(const c10::intrusive_ptr<c10d::Store> &store,
 void check_world_size(c10d::Store &store, const LaunchEnv &env,
                       std::chrono::milliseconds timeout) {
   const std::string prefix = "ddpguard/world_size/";
+  auto bytes = [](const std::string &text) {
+    return std::vector<uint8_t>(text.begin(), text.end());
+  };
   const std::string mine = std::to_string(env.world_size);
-  store.set(prefix + std::to_string(env.rank),
-            std::vector<uint8_t>(mine.begin(), mine.end()));
-  for (int peer = 0; peer < env.world_size; ++peer) {
-    if (peer == env.rank)
+  store.set(prefix + std::to_string(env.rank), bytes(mine));
+  std::string mismatch;
+  int last = 0;
+  for (; last < env.world_size && mismatch.empty(); ++last) {
+    if (last == env.rank)
       continue;
-    const std::string key = prefix + std::to_string(peer);
+    const std::string key = prefix + std::to_string(last);
     store.wait({key}, timeout);
     const std::vector<uint8_t> value = store.get(key);
     const std::string theirs(value.begin(), value.end());
     if (theirs != mine)
-      throw std::runtime_error(
-          "ddpguard: rank " + std::to_string(env.rank) +
-          " was started with WORLD_SIZE=" + mine + " but rank " +
-          std::to_string(peer) + " with WORLD_SIZE=" + theirs +
-          ": every rank must be started with the same WORLD_SIZE");
+      mismatch = "ddpguard: rank " + std::to_string(env.rank) +
+                 " was started with WORLD_SIZE=" + mine + " but rank " +
+                 std::to_string(last) + " with WORLD_SIZE=" + theirs +
+                 ": every rank must be started with the same WORLD_SIZE";
   }
+  store.set(prefix + "read/" + std::to_string(env.rank), bytes("1"));
+  if (mismatch.empty())
+    return;
+  // The peers read this rank's size before it fails and rank 0's store
+  // goes away, so that each of them names the mismatch too.
+  for (int peer = 0; peer < last; ++peer)
+    if (peer != env.rank) {
+      try {
+        store.wait({prefix + "read/" + std::to_string(peer)}, timeout);
+      } catch (const c10::Error &) {
+        break;
+      }
+    }
+  throw std::runtime_error(mismatch);
 }
 
 } // namespace
