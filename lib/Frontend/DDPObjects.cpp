@@ -277,6 +277,8 @@ std::optional<ForwardCall> DDPObjects::matchForward(const Stmt *S) {
                            (Holder && Forward.Rule->isForwardMethod("forward"))))
       return std::nullopt;
     Forward.ObjectExpr = Op->getArg(0);
+    // The holder's other methods are its module's, reached with `->`.
+    Forward.ThroughArrow = Holder;
     Forward.Args.append(Op->arg_begin() + 1, Op->arg_end());
   } else {
     return std::nullopt;

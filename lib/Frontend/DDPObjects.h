@@ -67,7 +67,8 @@ struct ForwardCall {
   const clang::ValueDecl *Object = nullptr;
   const WrapperRule *Rule = nullptr;
   bool IsFused = false;
-  /// Called as `p->forward(x)`.
+  /// Called as `p->forward(x)`, or as `w(x)` on a TORCH_MODULE holder:
+  /// the wrapper's other methods are reached with `->`.
   bool ThroughArrow = false;
   llvm::SmallVector<const clang::Expr *, 2> Args;
 };
