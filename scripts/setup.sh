@@ -9,7 +9,8 @@
 #  - .venvs/torch-2.15.0 with scripts/requirements-torch-2.15.0.txt, the newest
 #    supported LibTorch, which scripts/test.sh builds and tests a second time
 #    against (DDPGUARD_SKIP_NEWEST_TORCH=1 skips it).
-# `setup.sh --torch VERSION` only installs .venvs/torch-VERSION (torch==VERSION;
+# `setup.sh --torch VERSION` only installs .venvs/torch-VERSION (its
+# scripts/requirements-torch-VERSION.txt, or torch==VERSION alone;
 # scripts/torch-versions.sh measures the versions in between with it).
 #
 # Wheels are kept in a wheelhouse (DDPGUARD_WHEELHOUSE, default
@@ -31,7 +32,7 @@ install_venv() {
   if [[ -x $venv/bin/python && -f $stamp && $(cat "$stamp") == "$wanted" ]]; then
     return 0
   fi
-  echo "setup: installing $* into ${venv#"$repo"/} (torch is large: minutes the first time)" >&2
+  echo "setup: installing $(grep -hv '^#' "$@" | tr '\n' ' ')into ${venv#"$repo"/} (torch is large: minutes the first time)" >&2
   [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
   mkdir -p "$wheelhouse"
   local args=()
@@ -44,10 +45,13 @@ install_venv() {
 
 if [[ ${1:-} == --torch ]]; then
   [[ ${2:-} =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "usage: setup.sh [--torch X.Y.Z]" >&2; exit 2; }
-  pin=$(mktemp)
-  trap 'rm -f "$pin"' EXIT
-  echo "torch==$2" >"$pin"
-  install_venv "$repo/.venvs/torch-$2" "$pin"
+  requirements=$repo/scripts/requirements-torch-$2.txt
+  if [[ ! -f $requirements ]]; then
+    requirements=$(mktemp --suffix=-torch-$2.txt)
+    trap 'rm -f "$requirements"' EXIT
+    echo "torch==$2" >"$requirements"
+  fi
+  install_venv "$repo/.venvs/torch-$2" "$requirements"
   exit 0
 fi
 

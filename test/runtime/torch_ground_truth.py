@@ -240,6 +240,12 @@ def join_two_forwards_even(d, a, b):
             both_backward(d, a, b)
 
 
+def join_two_forwards_uneven(d, a, b):
+    with d.join():
+        for _ in range(2 + dist.get_rank()):
+            both_backward(d, a, b)
+
+
 def join_one_forward_uneven(d, a, b):
     with d.join():
         for i in range(2 + dist.get_rank()):
@@ -311,6 +317,12 @@ ROWS = [
     ("forward_writes_saved_buffer", lambda: ScaleNet("mul_then_write"), both_backward),
     ("join_two_forwards_even", net(), join_two_forwards_even),
     ("join_one_forward_uneven", net(), join_one_forward_uneven),
+]
+
+# Rows that can abort the process (gloo's "collective mismatch"), run only one
+# at a time with --only NAME.
+ISOLATED_ROWS = [
+    ("join_two_forwards_uneven", net(), join_two_forwards_uneven),
 ]
 
 # The measured outcomes per torch version and world size (--check, --record).
@@ -419,12 +431,22 @@ def read_outcomes(path):
 
 def main():
     flags = {"--check", "--record"}
-    args = [a for a in sys.argv[1:] if a not in flags]
-    check = "--check" in sys.argv[1:]
-    record = "--record" in sys.argv[1:]
-    if len(args) != 1:
+    argv = sys.argv[1:]
+    only = None
+    if "--only" in argv and argv.index("--only") + 1 < len(argv):
+        at = argv.index("--only")
+        only = argv[at + 1]
+        argv = argv[:at] + argv[at + 2:]
+    args = [a for a in argv if a not in flags]
+    check = "--check" in argv
+    record = "--record" in argv
+    rows = ROWS
+    if only is not None:
+        rows = [r for r in ROWS + ISOLATED_ROWS if r[0] == only]
+    if len(args) != 1 or (only is not None and (not rows or check or record)):
         raise SystemExit(
-            "usage: torchrun ... torch_ground_truth.py OUT_DIR [--check] [--record]")
+            "usage: torchrun ... torch_ground_truth.py OUT_DIR [--check] [--record]"
+            " | OUT_DIR --only ROW")
     out_dir = args[0]
     os.makedirs(out_dir, exist_ok=True)
     dist.init_process_group("gloo")
@@ -432,7 +454,7 @@ def main():
     expected = load_expected(world) if check else {}
 
     out, outcomes, messages = [], {}, {}
-    for name, make, body in ROWS:
+    for name, make, body in rows:
         outcome, message, lines = run_row(rank, name, make, body)
         outcomes[name], messages[name] = outcome, message
         out.append(f"row {name} error {message}" if outcome == "error"
