@@ -81,5 +81,15 @@ macro(ddpguard_find_runtime_dependencies)
   if(Torch_VERSION VERSION_LESS 2.0)
     message(FATAL_ERROR "ddpguard: the runtime needs LibTorch 2.x; found ${Torch_VERSION} at ${Torch_DIR}")
   endif()
-  message(STATUS "ddpguard: LibTorch ${Torch_VERSION} from ${Torch_DIR}")
+  if(Torch_VERSION VERSION_LESS 2.11 OR Torch_VERSION VERSION_GREATER_EQUAL 2.16)
+    message(WARNING "ddpguard: the runtime supports LibTorch 2.11.0 to 2.15.0; "
+      "found ${Torch_VERSION} at ${Torch_DIR}")
+  endif()
+  # LibTorch 2.14 requires C++20 (ATen.h's #error; 2.15's TorchConfig adds
+  # cxx_std_20 to torch's interface); older ones build as C++17 like the rest.
+  if(Torch_VERSION VERSION_GREATER_EQUAL 2.14 AND CMAKE_CXX_STANDARD LESS 20)
+    set(CMAKE_CXX_STANDARD 20)
+  endif()
+  set(DDPGUARD_TORCH_CXX_STANDARD ${CMAKE_CXX_STANDARD})
+  message(STATUS "ddpguard: LibTorch ${Torch_VERSION} from ${Torch_DIR} (C++${CMAKE_CXX_STANDARD})")
 endmacro()

@@ -4,10 +4,56 @@
 #    Ninja, ccache, GoogleTest, Python's venv, and Gloo's headers (torch's
 #    wheel ships c10d's ProcessGroupGloo.hpp but not the gloo/ it includes);
 #  - a project-local virtual environment .venv with the pinned packages of
-#    scripts/requirements.txt (torch==2.11.0: LibTorch 2.x, torchrun and
-#    PyTorch's DDP). pip's cache makes a re-install cheap.
+#    scripts/requirements.txt (torch==2.11.0: LibTorch, torchrun and PyTorch's
+#    DDP), the default LibTorch;
+#  - .venvs/torch-2.15.0 with scripts/requirements-torch-2.15.0.txt, the newest
+#    supported LibTorch, which scripts/test.sh builds and tests a second time
+#    against (DDPGUARD_SKIP_NEWEST_TORCH=1 skips it).
+# `setup.sh --torch VERSION` only installs .venvs/torch-VERSION (its
+# scripts/requirements-torch-VERSION.txt, or torch==VERSION alone;
+# scripts/torch-versions.sh measures the versions in between with it).
+#
+# Wheels are kept in a wheelhouse (DDPGUARD_WHEELHOUSE, default
+# ~/.cache/ddpguard/wheels), shared by every environment: pip's own HTTP cache
+# stores nothing when the index's responses carry no Cache-Control/ETag
+# headers (as through this project's proxy, which strips them), so without it
+# every install downloads its gigabytes again.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+wheelhouse=${DDPGUARD_WHEELHOUSE:-${XDG_CACHE_HOME:-$HOME/.cache}/ddpguard/wheels}
+
+# install_venv DIR REQUIREMENTS...: DIR holds exactly what the pinned
+# requirements say (a stamp of their hashes makes a second run instant).
+install_venv() {
+  local venv=$1
+  shift
+  local stamp=$venv/.ddpguard-requirements wanted
+  wanted=$(cat "$@" | sha256sum | cut -d' ' -f1)
+  if [[ -x $venv/bin/python && -f $stamp && $(cat "$stamp") == "$wanted" ]]; then
+    return 0
+  fi
+  echo "setup: installing $(grep -hv '^#' "$@" | tr '\n' ' ')into ${venv#"$repo"/} (torch is large: minutes the first time)" >&2
+  [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+  mkdir -p "$wheelhouse"
+  local args=()
+  for r in "$@"; do args+=(-r "$r"); done
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip download -q -d "$wheelhouse" "${args[@]}"
+  "$venv/bin/python" -m pip install -q --no-index --find-links "$wheelhouse" "${args[@]}"
+  echo "$wanted" >"$stamp"
+}
+
+if [[ ${1:-} == --torch ]]; then
+  [[ ${2:-} =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "usage: setup.sh [--torch X.Y.Z]" >&2; exit 2; }
+  requirements=$repo/scripts/requirements-torch-$2.txt
+  if [[ ! -f $requirements ]]; then
+    requirements=$(mktemp --suffix=-torch-$2.txt)
+    trap 'rm -f "$requirements"' EXIT
+    echo "torch==$2" >"$requirements"
+  fi
+  install_venv "$repo/.venvs/torch-$2" "$requirements"
+  exit 0
+fi
 
 packages=(
   cmake ninja-build ccache g++ python3 python3-venv git
@@ -29,15 +75,7 @@ if ((${#missing[@]} > 0)); then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-venv=$repo/.venv
-requirements=$repo/scripts/requirements.txt
-stamp=$venv/.ddpguard-requirements
-wanted=$(sha256sum "$requirements" | cut -d' ' -f1)
-if [[ -x $venv/bin/python && -f $stamp && $(cat "$stamp") == "$wanted" ]]; then
-  exit 0
+install_venv "$repo/.venv" "$repo/scripts/requirements.txt"
+if [[ ${DDPGUARD_SKIP_NEWEST_TORCH:-0} != 1 ]]; then
+  install_venv "$repo/.venvs/torch-2.15.0" "$repo/scripts/requirements-torch-2.15.0.txt"
 fi
-echo "setup: installing scripts/requirements.txt into .venv (torch is large: minutes the first time)" >&2
-[[ -x $venv/bin/python ]] || python3 -m venv "$venv"
-"$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q -r "$requirements"
-echo "$wanted" >"$stamp"

@@ -1,6 +1,7 @@
 #include <ddpguard/runtime/DistributedDataParallel.h>
 
 #include "HazardDetector.h"
+#include "NodePtr.h"
 #include "Verifier.h"
 
 #include <ATen/ATen.h>
@@ -141,6 +142,33 @@ struct GroupInfo {
       "different world sizes or models");
 }
 
+#if DDPGUARD_BUFFER_SYNC_PRESERVES_VERSIONS
+// torch.autograd._unsafe_preserve_version_counter: each tensor's version
+// counter is set back to its value at construction when the guard ends (also
+// when the broadcast throws, as Python's context manager does).
+class PreservedVersions {
+public:
+  explicit PreservedVersions(const std::vector<at::Tensor> &tensors) {
+    for (const auto &t : tensors) {
+      c10::VariableVersion counter = t.unsafeGetTensorImpl()->version_counter();
+      if (!counter.enabled())
+        continue;
+      const uint32_t version = counter.current_version();
+      saved_.emplace_back(std::move(counter), version);
+    }
+  }
+  ~PreservedVersions() {
+    for (auto &[counter, version] : saved_)
+      counter.set_version(version);
+  }
+  PreservedVersions(const PreservedVersions &) = delete;
+  PreservedVersions &operator=(const PreservedVersions &) = delete;
+
+private:
+  std::vector<std::pair<c10::VariableVersion, uint32_t>> saved_;
+};
+#endif
+
 } // namespace
 
 // c10d's built-in ALLREDUCE hook (divide by the world size, then allreduce
@@ -248,7 +276,7 @@ private:
   };
 
   std::shared_ptr<State> state_;
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  std::vector<NodePtr> accumulators_;
   std::vector<uintptr_t> keys_;
 };
 
@@ -260,6 +288,22 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
   TORCH_CHECK(process_group_, "ddpguard::DistributedDataParallel: null process group");
   TORCH_CHECK(options_.bucket_cap_mb() > 0,
               "ddpguard::DistributedDataParallel: bucket_cap_mb must be positive");
+#if DDPGUARD_HAS_FORWARD_SYNC_BUFFERS
+  // PyTorch 2.13's FutureWarnings, in C++ spelling.
+  if (options_.broadcast_buffers().has_value()) {
+    if (options_.forward_sync_buffers().has_value()) {
+      TORCH_WARN_DEPRECATION(
+          "ddpguard::DistributedDataParallel: both broadcast_buffers and "
+          "forward_sync_buffers were set. broadcast_buffers is deprecated and "
+          "its value is ignored when forward_sync_buffers is set.");
+    } else {
+      TORCH_WARN_DEPRECATION(
+          "ddpguard::DistributedDataParallel: broadcast_buffers is deprecated. "
+          "Use forward_sync_buffers instead. Unlike broadcast_buffers(false), "
+          "forward_sync_buffers(false) still syncs buffers at construction.");
+    }
+  }
+#endif
   std::vector<at::Tensor> params;
   std::unordered_map<size_t, std::string> param_names;
   std::vector<at::Tensor> states;
@@ -273,9 +317,17 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
       params.push_back(item.value());
     }
   }
+  // Every rank must agree on the buffers too; whether the construction
+  // broadcasts them is PyTorch's init_sync_buffers.
+  std::vector<at::Tensor> checked = states;
+  std::vector<std::string> checked_names = state_names;
   for (const auto &item : module_.named_buffers(/*recurse=*/true)) {
-    states.push_back(item.value().detach());
-    state_names.push_back(item.key());
+    checked.push_back(item.value().detach());
+    checked_names.push_back(item.key());
+    if (init_sync_buffers(options_)) {
+      states.push_back(item.value().detach());
+      state_names.push_back(item.key());
+    }
   }
   TORCH_CHECK(!params.empty(), "ddpguard::DistributedDataParallel: the module "
                                "has no parameter that requires grad");
@@ -283,7 +335,7 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
   if (options_.init_sync()) {
     // Collectives run where the parameters live (NCCL needs CUDA tensors).
     try {
-      verify_model_across_processes(process_group_, states, state_names,
+      verify_model_across_processes(process_group_, checked, checked_names,
                                     params[0].device());
       at::NoGradGuard no_grad;
       c10d::broadcast_coalesced(process_group_, states, kBroadcastBucketBytes, 0);
@@ -307,8 +359,11 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
     verifier_ = std::make_unique<Verifier>(module_, process_group_, options_);
   }
 
-  if (options_.hazard_detector() != HazardAction::kSilent &&
-      options_.broadcast_buffers())
+  // From 2.12.1 the broadcast preserves the buffers' version counters, so it
+  // cannot fail a backward and there is nothing to detect.
+  if (!DDPGUARD_BUFFER_SYNC_PRESERVES_VERSIONS &&
+      options_.hazard_detector() != HazardAction::kSilent &&
+      forward_sync_buffers(options_))
     detector_ = std::make_unique<HazardDetector>(
         options_.hazard_detector(), process_group_->getRank(),
         [module = std::weak_ptr<torch::nn::Module>(module_.shared_from_this())] {
@@ -333,7 +388,16 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
       options_.find_unused_parameters(), options_.gradient_as_bucket_view(),
       param_names, kFirstBucketBytes,
       /*skip_all_reduce_unused_params=*/false, /*use_python_reducer=*/false,
-      std::move(limit_list));
+      std::move(limit_list)
+#if DDPGUARD_HAS_BATCHED_GRAD_COPY
+          ,
+      options_.batched_grad_copy()
+#endif
+#if DDPGUARD_HAS_LAZY_BUCKET_ALLOCATION
+          ,
+      options_.lazy_bucket_allocation()
+#endif
+  );
   // c10d::Reducer dereferences its logger when the set of unused parameters
   // changes between iterations; Python's DDP always gives it one.
   logger_ = std::make_shared<c10d::Logger>(reducer_);
@@ -407,8 +471,8 @@ void DDPCore::pre_forward(const CallSite &site) {
       reducer_->rebuild_buckets();
   });
   // PyTorch's will_sync_module_buffers(): the previous forward (or the
-  // construction) asked for it and broadcast_buffers is on.
-  bool sync = require_forward_param_sync_ && options_.broadcast_buffers();
+  // construction) asked for it and forward_sync_buffers is on.
+  bool sync = require_forward_param_sync_ && forward_sync_buffers(options_);
   if (sync && options_.buffer_broadcast() == BufferBroadcast::kOncePerBackward &&
       grad_forward_since_backward_->load())
     sync = false;
@@ -433,8 +497,12 @@ void DDPCore::sync_buffers(const CallSite &site) {
     detector_->on_broadcast(site, named.keys(), named.values());
   at::NoGradGuard no_grad;
   // PyTorch's own call: copies the broadcast result back with an in-place
-  // copy_, which bumps each buffer's version counter.
+  // copy_, which bumps each buffer's version counter. From 2.12.1 Python DDP
+  // puts the counters back (_unsafe_preserve_version_counter), and so do we.
   try {
+#if DDPGUARD_BUFFER_SYNC_PRESERVES_VERSIONS
+    PreservedVersions preserved(buffers);
+#endif
     c10d::broadcast_coalesced(process_group_, buffers, kBroadcastBucketBytes, 0);
   } catch (const std::exception &) {
     std::string names;

@@ -1,4 +1,5 @@
 #include "HazardDetector.h"
+#include "NodePtr.h"
 
 #include <c10/util/Backtrace.h>
 #include <torch/csrc/autograd/function_hook.h>
@@ -46,7 +47,7 @@ struct ProbeResult {
   std::vector<at::Tensor> unpacked; // the node's tensors, up to a failure
 };
 
-ProbeResult probe(const std::shared_ptr<Node> &node) {
+ProbeResult probe(const NodePtr &node) {
   namespace ca = torch::dynamo::autograd;
   ca::AutogradCompilerCall call(ca::SizeInput::STATIC);
   ca::NodeCall node_call(0, node);
@@ -115,14 +116,14 @@ struct Inspection {
 };
 
 // Every node the current backward will execute from `root` on.
-Inspection inspect(const std::shared_ptr<Node> &root,
+Inspection inspect(const NodePtr &root,
                    const std::vector<ClobberedBuffer> &buffers) {
   Inspection out;
   // Empty for backward() without inputs: every reachable node runs.
   // Otherwise (autograd::grad, backward(inputs=...)) only the needed ones.
   const auto *exec_info = torch::autograd::get_current_graph_task_exec_info();
   const bool filtered = exec_info && !exec_info->empty();
-  std::vector<std::shared_ptr<Node>> stack{root};
+  std::vector<NodePtr> stack{root};
   std::unordered_set<const Node *> seen{root.get()};
   while (!stack.empty()) {
     auto node = std::move(stack.back());
@@ -248,7 +249,7 @@ struct Watch {
 
 struct Record {
   std::shared_ptr<Watch> watch;
-  std::vector<std::weak_ptr<Node>> roots;
+  std::vector<WeakNodePtr> roots;
 };
 
 } // namespace
@@ -262,12 +263,12 @@ struct HazardDetector::Shared {
 
   // Records `roots` (output nodes of a forward, or of a gradient graph) with
   // a pre-hook on each.
-  void watch(const std::shared_ptr<Shared> &self, std::vector<std::shared_ptr<Node>> roots,
+  void watch(const std::shared_ptr<Shared> &self, std::vector<NodePtr> roots,
              const CallSite &site, bool gradient_graph);
   // A create_graph backward is about to run `root`'s graph: put a post-hook
   // on the nodes it will run that saved module buffers.
   void on_create_graph(const std::shared_ptr<Shared> &self,
-                       const std::shared_ptr<Node> &root,
+                       const NodePtr &root,
                        const std::shared_ptr<Watch> &watch);
 };
 
@@ -285,7 +286,7 @@ void remember_report(const std::string &report) {
 class OutputNodeHook : public torch::autograd::FunctionPreHook {
 public:
   OutputNodeHook(std::weak_ptr<HazardDetector::Shared> shared,
-                 std::shared_ptr<Watch> watch, const std::shared_ptr<Node> &root)
+                 std::shared_ptr<Watch> watch, const NodePtr &root)
       : shared_(std::move(shared)), watch_(std::move(watch)), root_(root) {}
   torch::autograd::variable_list
   operator()(const torch::autograd::variable_list &grads) override {
@@ -319,7 +320,7 @@ public:
 private:
   std::weak_ptr<HazardDetector::Shared> shared_;
   std::shared_ptr<Watch> watch_;
-  std::weak_ptr<Node> root_; // the node owns this hook
+  WeakNodePtr root_; // the node owns this hook
 };
 
 // On a node that saved module buffers, during a create_graph backward: the
@@ -335,7 +336,7 @@ public:
     auto shared = shared_.lock();
     if (!shared || !at::GradMode::is_enabled())
       return outputs;
-    std::vector<std::shared_ptr<Node>> roots;
+    std::vector<NodePtr> roots;
     for (const auto &out : outputs)
       if (out.defined())
         if (auto fn = out.grad_fn())
@@ -365,7 +366,7 @@ template <typename Records> void drop_expired(Records &records) {
 } // namespace
 
 void HazardDetector::Shared::watch(const std::shared_ptr<Shared> &self,
-                                   std::vector<std::shared_ptr<Node>> roots,
+                                   std::vector<NodePtr> roots,
                                    const CallSite &site, bool gradient_graph) {
   auto w = std::make_shared<Watch>();
   w->site = site;
@@ -373,7 +374,7 @@ void HazardDetector::Shared::watch(const std::shared_ptr<Shared> &self,
   Record record{w, {}};
   for (auto &node : roots) {
     node->add_pre_hook(std::make_unique<OutputNodeHook>(self, w, node));
-    record.roots.push_back(node);
+    record.roots.emplace_back(node);
   }
   std::lock_guard<std::mutex> lock(mutex);
   // Records whose graphs are gone can never be traversed again.
@@ -382,14 +383,14 @@ void HazardDetector::Shared::watch(const std::shared_ptr<Shared> &self,
 }
 
 void HazardDetector::Shared::on_create_graph(const std::shared_ptr<Shared> &self,
-                                             const std::shared_ptr<Node> &root,
+                                             const NodePtr &root,
                                              const std::shared_ptr<Watch> &watch) {
   const std::vector<at::Tensor> buffers = module_buffers();
   if (buffers.empty())
     return;
   const auto *exec_info = torch::autograd::get_current_graph_task_exec_info();
   const bool filtered = exec_info && !exec_info->empty();
-  std::vector<std::shared_ptr<Node>> stack{root};
+  std::vector<NodePtr> stack{root};
   std::unordered_set<const Node *> seen{root.get()};
   while (!stack.empty()) {
     auto node = std::move(stack.back());
@@ -429,7 +430,7 @@ HazardDetector::HazardDetector(HazardAction action, int rank,
 
 void HazardDetector::on_grad_forward(const std::vector<at::Tensor> &outputs,
                                      const CallSite &site) {
-  std::vector<std::shared_ptr<Node>> roots;
+  std::vector<NodePtr> roots;
   for (const auto &out : outputs)
     if (auto fn = out.grad_fn())
       if (std::find(roots.begin(), roots.end(), fn) == roots.end())

@@ -1049,13 +1049,13 @@ Verifier::Verifier(torch::nn::Module &module, ProcessGroupPtr process_group,
   state_->fixed_batch = state_->immediate ? 1 : std::max(0, env_int("DDPGUARD_VERIFY_BATCH", 0));
   if (state_->fixed_batch > 0)
     state_->batch_size = state_->fixed_batch;
-  state_->broadcast_buffers = options.broadcast_buffers();
+  state_->broadcast_buffers = forward_sync_buffers(options);
   Registry &registry = Registry::get();
   registry.configure(state_->rank, state_->world, state_->pg->getBackendName());
   auto entry = std::make_shared<Entry>();
   entry->label = take_label();
   entry->device = device.str();
-  entry->broadcast_buffers = options.broadcast_buffers();
+  entry->broadcast_buffers = forward_sync_buffers(options);
   entry->buffer_policy = options.buffer_broadcast() == BufferBroadcast::kOncePerBackward
                              ? "once_per_backward"
                              : "every_forward";

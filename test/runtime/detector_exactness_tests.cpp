@@ -398,8 +398,12 @@ TEST(DetectorExactness, ReportsIffAutogradFailsOnABroadcastBuffer) {
     if (!fails)
       EXPECT_EQ(thrown.error, off.error);
   }
-  // Both outcomes occur, so the comparison above can fail either way.
-  EXPECT_GE(failing, 10);
+  // Both outcomes occur, so the comparison above can fail either way; from
+  // 2.12.1 the broadcast preserves versions and nothing fails.
+  if (kBroadcastFailsBackward)
+    EXPECT_GE(failing, 10);
+  else
+    EXPECT_EQ(failing, 0) << failing_names;
   EXPECT_GE(training, 30);
   std::printf("DetectorExactness: %d programs fail with autograd's in-place "
               "error without the detector, %d train; failing:%s\n",
@@ -419,6 +423,10 @@ TEST(DetectorExactness, RetainedGraphReport) {
   const int second_line = __LINE__ + 1;
   ddp(b);
   std::string report;
+  if (!kBroadcastFailsBackward) {
+    EXPECT_NO_THROW(l1.backward()); // the broadcast preserved the versions
+    return;
+  }
   try {
     l1.backward();
   } catch (const HazardError &e) {
@@ -452,8 +460,12 @@ torch::Tensor opaque_mul(const torch::Tensor &x, const torch::Tensor &buffer) {
   auto out = x.detach() * buffer;
   if (!x.requires_grad())
     return out;
+#if DDPGUARD_INTRUSIVE_NODES
+  auto node = c10::make_intrusive<OpaqueMulBackward>();
+#else
   auto node = std::shared_ptr<OpaqueMulBackward>(new OpaqueMulBackward(),
                                                  torch::autograd::deleteNode);
+#endif
   node->other = torch::autograd::SavedVariable(buffer, /*is_output=*/false);
   node->set_next_edges(torch::autograd::collect_next_edges(x));
   torch::autograd::set_history(out, node);
@@ -498,6 +510,11 @@ TEST(DetectorExactness, UninspectableNodeIsReportedConservatively) {
   };
   std::string err;
   const std::string error = run_opaque(2, true, err);
+  if (!kBroadcastFailsBackward) {
+    EXPECT_EQ(error, ""); // the broadcast preserved the versions
+    EXPECT_EQ(err.find("hazard"), std::string::npos) << err;
+    return;
+  }
   EXPECT_TRUE(is_inplace_error(error)) << error;
   EXPECT_NE(err.find("DistributedDataParallel hazard"), std::string::npos) << err;
   EXPECT_NE(err.find("could not inspect"), std::string::npos) << err;

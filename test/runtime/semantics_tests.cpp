@@ -209,6 +209,117 @@ TEST(Semantics, OncePerBackwardBroadcastsFirstForwardOnly) {
   }
 }
 
+namespace {
+
+// Buffers that differ per rank before DDP is built, and whether they are
+// rank 0's afterwards (only decidable on more than one rank).
+bool buffers_synced_at_construction(const DDPOptions &options) {
+  Net net;
+  net->eval();
+  {
+    torch::NoGradGuard no_grad;
+    net->bn1->running_mean.fill_(launch_env().rank + 1.0);
+  }
+  DDP ddp(net, test_group(), options);
+  return net->bn1->running_mean.eq(1.0).all().item<bool>();
+}
+
+// Collects the warnings c10 raises while it lives.
+struct CollectWarnings : c10::WarningHandler {
+  std::vector<std::string> seen;
+  c10::WarningUtils::WarningHandlerGuard guard{this};
+  void process(const c10::Warning &w) override { seen.push_back(w.msg()); }
+};
+
+} // namespace
+
+// From 2.12.1 the buffer broadcast puts the version counters back, as
+// PyTorch's _sync_buffers does with _unsafe_preserve_version_counter; before,
+// its in-place copy bumps them.
+TEST(Semantics, BroadcastVersionCountersPerTorchVersion) {
+  Net net;
+  net->eval(); // BatchNorm's own update would bump the counters too
+  DDP ddp(net, test_group(), DDPOptions().hazard_detector(HazardAction::kSilent));
+  const auto before = net->bn1->running_mean._version();
+  ddp(torch::randn({6, 4}));
+  ASSERT_TRUE(ddp.last_forward_broadcast());
+  if (DDPGUARD_BUFFER_SYNC_PRESERVES_VERSIONS)
+    EXPECT_EQ(net->bn1->running_mean._version(), before);
+  else
+    EXPECT_GT(net->bn1->running_mean._version(), before);
+}
+
+// PyTorch's init sync: broadcast_buffers(false) leaves the buffers out of the
+// construction's broadcast; from 2.13 forward_sync_buffers(false) does not.
+TEST(Semantics, InitSyncOfBuffersFollowsPyTorch) {
+  if (launch_env().world_size < 2)
+    GTEST_SKIP() << "needs two ranks to tell synced buffers from local ones";
+  EXPECT_TRUE(buffers_synced_at_construction(DDPOptions()));
+  EXPECT_EQ(buffers_synced_at_construction(DDPOptions().broadcast_buffers(false)),
+            launch_env().rank == 0);
+#if DDPGUARD_HAS_FORWARD_SYNC_BUFFERS
+  EXPECT_TRUE(buffers_synced_at_construction(DDPOptions().forward_sync_buffers(false)));
+  EXPECT_TRUE(buffers_synced_at_construction(
+      DDPOptions().forward_sync_buffers(false).broadcast_buffers(false)));
+#endif
+}
+
+#if DDPGUARD_HAS_FORWARD_SYNC_BUFFERS
+// 2.13's forward_sync_buffers decides the per-forward broadcast;
+// broadcast_buffers is its deprecated alias, warned about as PyTorch does.
+TEST(Semantics, ForwardSyncBuffersAndDeprecatedAlias) {
+  auto broadcasts = [](const DDPOptions &options, std::vector<std::string> &warnings) {
+    CollectWarnings collect;
+    Net net;
+    DDP ddp(net, test_group(), options);
+    ddp(torch::randn({6, 4}));
+    warnings = collect.seen;
+    return ddp.last_forward_broadcast();
+  };
+  std::vector<std::string> w;
+  EXPECT_TRUE(broadcasts(DDPOptions(), w));
+  EXPECT_TRUE(w.empty());
+  EXPECT_FALSE(broadcasts(DDPOptions().forward_sync_buffers(false), w));
+  EXPECT_TRUE(w.empty());
+  EXPECT_FALSE(broadcasts(DDPOptions().broadcast_buffers(false), w));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("broadcast_buffers is deprecated. Use forward_sync_buffers"),
+            std::string::npos)
+      << w[0];
+  EXPECT_TRUE(broadcasts(
+      DDPOptions().broadcast_buffers(false).forward_sync_buffers(true), w));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("its value is ignored"), std::string::npos) << w[0];
+}
+#endif
+
+#if DDPGUARD_HAS_BATCHED_GRAD_COPY
+// The Reducer options of newer LibTorch change how gradients reach the
+// buckets, not their values.
+TEST(Semantics, ReducerOptionsKeepGradients) {
+  auto grads = [](DDPOptions options) {
+    Net net;
+    init_weights(*net, 0.0);
+    DDP ddp(net, test_group(), options);
+    ddp(data_for(launch_env().rank, 0)).pow(2).mean().backward();
+    std::vector<torch::Tensor> out;
+    for (auto &p : net->parameters())
+      out.push_back(p.grad().clone());
+    return out;
+  };
+  const auto plain = grads(DDPOptions());
+  DDPOptions options;
+  options.batched_grad_copy(true);
+#if DDPGUARD_HAS_LAZY_BUCKET_ALLOCATION
+  options.lazy_bucket_allocation(true);
+#endif
+  const auto other = grads(options);
+  ASSERT_EQ(plain.size(), other.size());
+  for (size_t i = 0; i < plain.size(); ++i)
+    EXPECT_TRUE(torch::allclose(plain[i], other[i], 1e-6, 1e-7)) << i;
+}
+#endif
+
 TEST(Env, InitProcessGroupFromEnv) {
   auto pg = init_process_group_from_env("gloo", kTestTimeout);
   EXPECT_EQ(pg->getRank(), launch_env().rank);
@@ -571,6 +682,12 @@ TEST(Elastic, DISABLED_UncaughtErrorReachesTorchrun) {
   Net net;
   DDP ddp(net, pg);
   auto o1 = ddp(data_for(launch_env().rank, 0));
+  if (!kBroadcastFailsBackward) {
+    // From 2.12.1 the broadcast fails nothing; a write of the saved buffer
+    // by the program itself still does (and is no DDP hazard).
+    torch::NoGradGuard no_grad;
+    net->bn1->running_mean.add_(0.0);
+  }
   auto o2 = ddp(data_for(launch_env().rank, 1));
   (o1.sum() + o2.sum()).backward();
 }

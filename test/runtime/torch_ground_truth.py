@@ -2,7 +2,7 @@
 torch.nn.parallel.DistributedDataParallel (backend gloo, CPU).
 
     torchrun --standalone --nproc-per-node N \\
-        test/runtime/torch_ground_truth.py OUT_DIR [--check]
+        test/runtime/torch_ground_truth.py OUT_DIR [--check] [--record]
 
 The first 13 rows mirror test/runtime/ground_truth_tests.cpp exactly: same row
 names and bodies, same model (TestSupport.h's NetImpl: fc1 = Linear(4, 8),
@@ -26,6 +26,22 @@ channels, length 6), and turn the result back into [6, 8] with
 `scale` ([8], 1.5) multiplies or is added to fc1(x), or a buffer `scale4`
 ([4], 1.5) multiplies the input (which does not require grad).
 
+Then the paths PyTorch 2.12.1's version-counter preservation (which wraps
+DDP's per-forward _sync_buffers) does or does not cover, each two forwards and
+one backward unless said: forward_sync_buffers_off (DDP(forward_sync_buffers=
+False), "n/a" before 2.13, which lacks the option); buffer_hook_pre_forward and
+buffer_hook_post_forward (a buffer communication hook,
+_register_buffer_comm_hook, that averages the buffers in place with
+all_reduce and div_, before or after the forward); forward_writes_saved_buffer
+(a module whose forward saves its buffer `scale` in `fc1(x) * scale` and then
+writes it in place, `scale.mul_(1.0)` under no_grad: autograd rejects that
+without DDP too); join_two_forwards_even and join_one_forward_uneven (the
+steps under `with ddp.join():`, two per rank, or 2 + rank steps of one forward
+and one backward each, whose joined rank's shadow pass syncs buffers outside
+the preservation). The uneven join with two forwards per step is not a row: on
+2.15 its collectives do not match the shadow pass's and gloo aborts the
+process (scripts/torch-versions.sh measures it in a run of its own).
+
 Output, per rank, OUT_DIR/rank<R>.txt, one block per row in table order:
 
     row <name> ok
@@ -40,15 +56,26 @@ Output, per rank, OUT_DIR/rank<R>.txt, one block per row in table order:
 For autograd_grad_of_first the grads come from p.grad, as for every row:
 torch.autograd.grad does not accumulate into .grad, so they read "none".
 
---check: every rank compares its outcomes with EXPECTED (the outcomes measured
-on torch 2.11.0) and exits 1 on a mismatch, naming each mismatching row on
-stderr; rank 0 also reads the other ranks' files (OUT_DIR is shared under
---standalone), names their mismatching rows too, exits 1 if there are any, and
-prints a markdown table of the outcomes per rank and the error messages seen.
+--check: every rank compares its outcomes with the measured outcomes of its
+torch version and world size in ground_truth_expected.json (next to this
+script) and exits 1 on a mismatch, naming each mismatching row on stderr; rank
+0 also reads the other ranks' files (OUT_DIR is shared under --standalone),
+names their mismatches too, exits 1 if there are any, and prints a markdown
+table of the outcomes per rank and the error messages seen. A version or world
+size the file has not measured is an error, not a pass.
+
+--record: rank 0 writes this run's outcomes into ground_truth_expected.json
+under its torch version and world size (every rank must agree on every row;
+the file's other entries are kept). scripts/torch-versions.sh records each
+supported version this way, so every expectation comes from a run of that
+version's own DDP, never from a hand-written label.
 """
 import gc
+import inspect
+import json
 import os
 import sys
+import warnings
 
 import torch
 import torch.distributed as dist
@@ -108,6 +135,11 @@ class ScaleNet(nn.Module):
             self.register_buffer("scale", torch.full((8,), 1.5))
 
     def forward(self, x):
+        if self.mode == "mul_then_write":
+            y = self.fc2(self.fc1(x) * self.scale)
+            with torch.no_grad():
+                self.scale.mul_(1.0)
+            return y
         if self.mode == "mul":
             return self.fc2(self.fc1(x) * self.scale)
         if self.mode == "add":
@@ -202,6 +234,33 @@ def inner_module_direct(d, a, b):
     loss_of(o1).backward()
 
 
+def join_two_forwards_even(d, a, b):
+    with d.join():
+        for _ in range(2):
+            both_backward(d, a, b)
+
+
+def join_two_forwards_uneven(d, a, b):
+    with d.join():
+        for _ in range(2 + dist.get_rank()):
+            both_backward(d, a, b)
+
+
+def join_one_forward_uneven(d, a, b):
+    with d.join():
+        for i in range(2 + dist.get_rank()):
+            loss_of(d(a if i % 2 else b)).backward()
+
+
+def average_buffers(state, buffers):
+    """A buffer communication hook: every floating buffer becomes the mean over
+    the ranks, in place (all_reduce, then div_)."""
+    for t in buffers.values():
+        if t.is_floating_point():
+            dist.all_reduce(t)
+            t.div_(dist.get_world_size())
+
+
 def net(with_bn=True, eval_mode=False):
     def make():
         m = Net(with_bn)
@@ -251,40 +310,75 @@ ROWS = [
     ("custom_buffer_mul", lambda: ScaleNet("mul"), both_backward),
     ("custom_buffer_add", lambda: ScaleNet("add"), both_backward),
     ("custom_buffer_mul_input", lambda: ScaleNet("mul_input"), both_backward),
+    # What the preservation of 2.12.1 covers, and what not.
+    ("forward_sync_buffers_off", net(), both_backward),
+    ("buffer_hook_pre_forward", net(), both_backward),
+    ("buffer_hook_post_forward", net(), both_backward),
+    ("forward_writes_saved_buffer", lambda: ScaleNet("mul_then_write"), both_backward),
+    ("join_two_forwards_even", net(), join_two_forwards_even),
+    ("join_one_forward_uneven", net(), join_one_forward_uneven),
 ]
 
-# Outcome per row with torch 2.11.0, Gloo, measured at world sizes 1, 2 and 3
-# (the same at each). The 13 C++ rows agree with the 1.13.1 column of
-# docs/ground-truth.md, and Debian's python3-torch 1.13.1 gives these same 22
-# outcomes (world sizes 1 and 2), so --check also holds there.
-EXPECTED = {
-    "two_forwards_one_backward": "error",
-    "module_without_buffers": "ok",
-    "eval_mode": "error",
-    "second_forward_no_grad": "error",
-    "first_forward_no_grad": "ok",
-    "first_output_unused": "ok",
-    "loop_forward_backward": "ok",
-    "loop_accumulated_loss": "error",
-    "forward_backward_twice": "ok",
-    "autograd_grad_of_first": "error",
-    "retain_graph_of_second": "ok",
-    "first_output_detached": "ok",
-    "inner_module_direct": "ok",
-    "broadcast_buffers_off": "ok",
-    "bn_no_running_stats": "ok",
-    "layernorm": "ok",
-    "groupnorm": "ok",
-    "instancenorm_tracked": "ok",
-    "instancenorm_tracked_eval": "ok",
-    "custom_buffer_mul": "error",
-    "custom_buffer_add": "ok",
-    "custom_buffer_mul_input": "ok",
-}
+# Rows that can abort the process (gloo's "collective mismatch"), run only one
+# at a time with --only NAME.
+ISOLATED_ROWS = [
+    ("join_two_forwards_uneven", net(), join_two_forwards_uneven),
+]
+
+# The measured outcomes per torch version and world size (--check, --record).
+EXPECTED_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             "ground_truth_expected.json")
+
+
+def torch_release():
+    """2.15.0 for 2.15.0+cu132."""
+    return torch.__version__.split("+")[0]
+
+
+def load_expected(world):
+    """{row: outcome} measured with this torch version at this world size."""
+    measured = {}
+    if os.path.exists(EXPECTED_FILE):
+        with open(EXPECTED_FILE) as f:
+            measured = json.load(f)
+    per_world = measured.get(torch_release(), {})
+    if str(world) not in per_world:
+        raise SystemExit(
+            f"torch_ground_truth.py: {EXPECTED_FILE} has no measured outcomes for "
+            f"torch {torch_release()} at world size {world} (measured: "
+            f"{', '.join(f'{v} w{w}' for v in measured for w in measured[v]) or 'none'}); "
+            "measure them with scripts/torch-versions.sh")
+    return per_world[str(world)]
+
+
+def record_expected(world, outcomes):
+    """Stores this run's outcomes under this version and world size, keeping
+    the rest of the file; written to a temporary file and renamed."""
+    measured = {}
+    if os.path.exists(EXPECTED_FILE):
+        with open(EXPECTED_FILE) as f:
+            measured = json.load(f)
+    measured.setdefault(torch_release(), {})[str(world)] = {
+        n: outcomes[n] for n, _, _ in ROWS}
+    ordered = {v: dict(sorted(measured[v].items(), key=lambda kv: int(kv[0])))
+               for v in sorted(measured, key=lambda v: tuple(map(int, v.split("."))))}
+    tmp = EXPECTED_FILE + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(ordered, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, EXPECTED_FILE)
 
 
 # DDP keyword arguments per row; every other row uses DDP's defaults.
-DDP_OPTIONS = {"broadcast_buffers_off": {"broadcast_buffers": False}}
+DDP_OPTIONS = {
+    "broadcast_buffers_off": {"broadcast_buffers": False},
+    "forward_sync_buffers_off": {"forward_sync_buffers": False},
+}
+# Buffer communication hooks per row: (hook, where it runs).
+BUFFER_HOOKS = {
+    "buffer_hook_pre_forward": (average_buffers, "PRE_FORWARD"),
+    "buffer_hook_post_forward": (average_buffers, "POST_FORWARD"),
+}
 
 
 def values(t):
@@ -295,8 +389,19 @@ def run_row(rank, name, make, body):
     """Returns (outcome, message, lines)."""
     model = make()
     init_weights(model, 0.01 * rank)
-    # Default options (broadcast_buffers=True) unless DDP_OPTIONS says.
-    ddp = DDP(model, **DDP_OPTIONS.get(name, {}))
+    # Default options unless DDP_OPTIONS says; "n/a" where this version's DDP
+    # lacks an option.
+    options = DDP_OPTIONS.get(name, {})
+    if any(k not in inspect.signature(DDP.__init__).parameters for k in options):
+        return "n/a", "", []
+    with warnings.catch_warnings():
+        # 2.13+ warns that broadcast_buffers is deprecated (FutureWarning).
+        warnings.simplefilter("ignore", FutureWarning)
+        ddp = DDP(model, **options)
+    if name in BUFFER_HOOKS:
+        from torch.nn.parallel.distributed import _BufferCommHookLocation
+        hook, where = BUFFER_HOOKS[name]
+        ddp._register_buffer_comm_hook(None, hook, getattr(_BufferCommHookLocation, where))
     torch.manual_seed(100 + rank)
     a = torch.randn(6, 4)
     b = torch.randn(6, 4)
@@ -325,20 +430,35 @@ def read_outcomes(path):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--check"]
-    check = "--check" in sys.argv[1:]
-    if len(args) != 1:
-        raise SystemExit("usage: torchrun ... torch_ground_truth.py OUT_DIR [--check]")
+    flags = {"--check", "--record"}
+    argv = sys.argv[1:]
+    only = None
+    if "--only" in argv and argv.index("--only") + 1 < len(argv):
+        at = argv.index("--only")
+        only = argv[at + 1]
+        argv = argv[:at] + argv[at + 2:]
+    args = [a for a in argv if a not in flags]
+    check = "--check" in argv
+    record = "--record" in argv
+    rows = ROWS
+    if only is not None:
+        rows = [r for r in ROWS + ISOLATED_ROWS if r[0] == only]
+    if len(args) != 1 or (only is not None and (not rows or check or record)):
+        raise SystemExit(
+            "usage: torchrun ... torch_ground_truth.py OUT_DIR [--check] [--record]"
+            " | OUT_DIR --only ROW")
     out_dir = args[0]
     os.makedirs(out_dir, exist_ok=True)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    expected = load_expected(world) if check else {}
 
     out, outcomes, messages = [], {}, {}
-    for name, make, body in ROWS:
+    for name, make, body in rows:
         outcome, message, lines = run_row(rank, name, make, body)
         outcomes[name], messages[name] = outcome, message
-        out.append(f"row {name} ok" if outcome == "ok" else f"row {name} error {message}")
+        out.append(f"row {name} error {message}" if outcome == "error"
+                   else f"row {name} {outcome}")
         out.extend(lines)
         # A failed row's DDP may sit in a reference cycle through the
         # traceback; free it before the next row, and keep rows in lockstep.
@@ -358,9 +478,9 @@ def main():
         # reference to such a tensor after the main thread has started to
         # finalise the interpreter, and then the process aborts with
         # "terminate called without an active exception".
-        mine = [n for n, _, _ in ROWS if outcomes[n] != EXPECTED.get(n)]
+        mine = [n for n, _, _ in ROWS if outcomes[n] != expected.get(n)]
         for n in mine:
-            print(f"MISMATCH rank {rank} {n}: expected {EXPECTED.get(n)}, "
+            print(f"MISMATCH rank {rank} {n}: expected {expected.get(n)}, "
                   f"measured {outcomes[n]}"
                   f"{': ' + messages[n] if messages[n] else ''}", file=sys.stderr)
         status = 1 if mine else 0
@@ -372,9 +492,9 @@ def main():
                     per_rank[r] = read_outcomes(path)
             others = [(r, n) for r in sorted(per_rank) if r
                       for n, _, _ in ROWS
-                      if per_rank[r].get(n) != EXPECTED.get(n)]
+                      if per_rank[r].get(n) != expected.get(n)]
             for r, n in others:
-                print(f"MISMATCH rank {r} {n}: expected {EXPECTED.get(n)}, "
+                print(f"MISMATCH rank {r} {n}: expected {expected.get(n)}, "
                       f"measured {per_rank[r].get(n)}", file=sys.stderr)
             print(f"torch {torch.__version__}, gloo, world size {world}"
                   f" (ranks read: {len(per_rank)})\n")
@@ -382,12 +502,23 @@ def main():
                   " | ".join(f"rank {r}" for r in sorted(per_rank)) + " |")
             print("|---|---|" + "---|" * len(per_rank))
             for n, _, _ in ROWS:
-                print(f"| {n} | {EXPECTED.get(n)} | " +
+                print(f"| {n} | {expected.get(n)} | " +
                       " | ".join(str(per_rank[r].get(n)) for r in sorted(per_rank)) + " |")
             for m in sorted({messages[n] for n in outcomes if outcomes[n] == "error"}):
                 print(f"\nerror: {m}")
             if others:
                 status = 1
+    if record and rank == 0:
+        per_rank = [read_outcomes(os.path.join(out_dir, f"rank{r}.txt"))
+                    for r in range(world)]
+        differ = [n for n, _, _ in ROWS if len({o.get(n) for o in per_rank}) != 1]
+        if differ:
+            print(f"not recorded: the ranks disagree on {', '.join(differ)}",
+                  file=sys.stderr)
+            status = 1
+        else:
+            record_expected(world, outcomes)
+            print(f"recorded torch {torch_release()} world size {world} in {EXPECTED_FILE}")
     dist.destroy_process_group()
     return status
 

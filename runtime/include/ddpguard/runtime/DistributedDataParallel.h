@@ -1,11 +1,13 @@
 // DistributedDataParallel for LibTorch with the semantics of PyTorch's
-// torch.nn.parallel.DistributedDataParallel (2.11), built on PyTorch's own
+// torch.nn.parallel.DistributedDataParallel of the LibTorch version it is
+// built against (2.11.0 to 2.15.0; TorchVersion.h), built on PyTorch's own
 // c10d::Reducer and c10d::broadcast_coalesced, plus forward_group, an
 // optional once-per-backward buffer broadcast policy and a hazard detector for
 // "several forwards before one backward". See docs/runtime.md.
 #pragma once
 
 #include <ddpguard/runtime/ProcessGroup.h>
+#include <ddpguard/runtime/TorchVersion.h>
 
 #include <ATen/core/Tensor.h>
 #include <torch/arg.h>
@@ -13,6 +15,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -27,7 +30,8 @@ class Logger;
 
 namespace ddpguard {
 
-// When buffers are broadcast from rank 0 (if broadcast_buffers is true).
+// When buffers are broadcast from rank 0 (if forward_sync_buffers, before
+// 2.13 broadcast_buffers, is on).
 enum class BufferBroadcast {
   // PyTorch's behaviour: before every forward that follows a grad-mode,
   // gradient-synchronising forward (or the first forward).
@@ -43,8 +47,21 @@ enum class BufferBroadcast {
 enum class HazardAction { kSilent, kWarn, kThrow };
 
 struct DDPOptions {
-  // Broadcast module buffers from rank 0 before forwards (PyTorch default).
+#if DDPGUARD_HAS_FORWARD_SYNC_BUFFERS
+  // PyTorch 2.13's forward_sync_buffers: broadcast module buffers from rank 0
+  // before forwards; unset means on. Buffers are synced at construction
+  // (init_sync) whatever it says.
+  TORCH_ARG(std::optional<bool>, forward_sync_buffers) = std::nullopt;
+  // Deprecated since 2.13, kept as PyTorch keeps it (and warns, once per
+  // construction, as PyTorch's FutureWarning does): used when
+  // forward_sync_buffers is unset, and then false also leaves buffers out of
+  // the construction's sync. Ignored when forward_sync_buffers is set.
+  TORCH_ARG(std::optional<bool>, broadcast_buffers) = std::nullopt;
+#else
+  // Broadcast module buffers from rank 0 before forwards (PyTorch default);
+  // false also leaves them out of the construction's sync, as in PyTorch.
   TORCH_ARG(bool, broadcast_buffers) = true;
+#endif
   // Search each forward's output graph for parameters that get no gradient.
   TORCH_ARG(bool, find_unused_parameters) = false;
   // Gradient bucket size cap in MiB (PyTorch default 25; first bucket 1 MiB).
@@ -59,8 +76,38 @@ struct DDPOptions {
   // Gradients are views into the allreduce buckets (saves one copy).
   TORCH_ARG(bool, gradient_as_bucket_view) = false;
   TORCH_ARG(BufferBroadcast, buffer_broadcast) = BufferBroadcast::kEveryForward;
+#if DDPGUARD_HAS_BATCHED_GRAD_COPY
+  // c10d::Reducer's batched_grad_copy (2.12): one _foreach_copy_ per bucket
+  // instead of one copy per parameter.
+  TORCH_ARG(bool, batched_grad_copy) = false;
+#endif
+#if DDPGUARD_HAS_LAZY_BUCKET_ALLOCATION
+  // c10d::Reducer's lazy_bucket_allocation (2.15): buckets are allocated as
+  // their gradients become ready and released after the backward.
+  TORCH_ARG(bool, lazy_bucket_allocation) = false;
+#endif
   TORCH_ARG(HazardAction, hazard_detector) = HazardAction::kWarn;
 };
+
+namespace detail {
+// Whether buffers are broadcast before forwards (PyTorch's
+// forward_sync_buffers, before 2.13 broadcast_buffers).
+inline bool forward_sync_buffers(const DDPOptions &o) {
+#if DDPGUARD_HAS_FORWARD_SYNC_BUFFERS
+  return o.forward_sync_buffers().value_or(o.broadcast_buffers().value_or(true));
+#else
+  return o.broadcast_buffers();
+#endif
+}
+// Whether the construction's sync (init_sync) includes the buffers.
+inline bool init_sync_buffers(const DDPOptions &o) {
+#if DDPGUARD_HAS_FORWARD_SYNC_BUFFERS
+  return o.forward_sync_buffers().has_value() || o.broadcast_buffers().value_or(true);
+#else
+  return o.broadcast_buffers();
+#endif
+}
+} // namespace detail
 
 // Where a forward was called from; filled in at the caller by default
 // arguments, so `ddp(x)` records the user's file and line.
