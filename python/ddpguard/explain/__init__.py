@@ -59,8 +59,13 @@ def _on_failure(exc: BaseException, roots: Any, api: str) -> None:
         report = ("ddpguard explain: could not explain this error:\n"
                   + traceback.format_exc())
     _last_report = report
-    sys.stderr.write(report)
+    # One write, so the ranks sharing torchrun's stderr do not interleave lines.
     sys.stderr.flush()
+    try:
+        os.write(sys.stderr.fileno(), report.encode())
+    except (OSError, ValueError, AttributeError):  # stderr replaced or closed
+        sys.stderr.write(report)
+        sys.stderr.flush()
     _errorfile.write(report, exc)
 
 

@@ -292,7 +292,10 @@ def fixes(causes: dict[str, list[Write]]) -> list[str]:
             if fix not in spelled:
                 spelled.append(fix)
         found.append("use the out-of-place spelling: " + "; ".join(spelled) + ";")
-    if "param-write" in causes:
+    if "unseen" in causes:
+        found.append("use the out-of-place spelling of the op that wrote it (run without "
+                     "--after-failure to have ddpguard name that op and its line);")
+    if "param-write" in causes or "unseen-param" in causes:
         found.append(
             "make the write after the last backward through the graph that saved the "
             "tensor (after optimizer.step() for clamps and EMA updates), or write a "
@@ -367,6 +370,7 @@ def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Si
             lines.append(f"    then written {s.now - s.expected} time(s) where ddpguard "
                          "could not see it (C++ code, another thread, or an in-place op "
                          f"in the after-failure mode), now at version {s.now}")
+            causes.setdefault("unseen-param" if kind else "unseen", [])
         first_node = first_node or type(s.node).__name__
     lines.append(f"  the {api} at {where(backward_site)} needs "
                  + ("these tensors" if len(stale) > 1 else "this tensor")
