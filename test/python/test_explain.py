@@ -119,8 +119,11 @@ def fails(result: Result) -> bool:
 
 
 def same_output(a: str, b: str) -> bool:
-    # Ranks print concurrently; the lines, not their order, must agree.
-    return sorted(a.splitlines()) == sorted(b.splitlines())
+    # Ranks print concurrently, and their writes can interleave mid-line: the
+    # values each rank printed, not their order, must agree.
+    def values(text: str) -> list[str]:
+        return sorted(re.findall(r"(?:rank \d+ )?\w+ -?[\d.]+(?: \w+ -?[\d.]+)*", text))
+    return values(a) == values(b)
 
 
 def check_report(program: Program, report: str, mode: str) -> None:

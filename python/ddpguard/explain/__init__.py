@@ -72,7 +72,7 @@ def _on_failure(exc: BaseException, roots: Any, api: str) -> None:
 def _wrap_backward(original):
     def backward(tensors, *args, **kwargs):
         if _recorder is not None:
-            _recorder.state.steps.clear()  # a step that raised left its entry
+            _recorder.reset()  # a step that raised left its entry
         try:
             return original(tensors, *args, **kwargs)
         except RuntimeError as e:

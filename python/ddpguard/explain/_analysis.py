@@ -160,7 +160,7 @@ def name_tensor(t: torch.Tensor, state: State) -> Optional[tuple[str, str, Any, 
     """(qualified name, "parameter"|"buffer", owning submodule, root, is a view) of t."""
     for exact in (True, False):
         match = _same_tensor if exact else _views
-        for root in list(state.roots):
+        for root in state.live_roots():
             inner = root.module if _is_ddp(root) else root
             for kind, items in (("parameter", inner.named_parameters()),
                                 ("buffer", inner.named_buffers())):
@@ -179,7 +179,7 @@ def name_tensor(t: torch.Tensor, state: State) -> Optional[tuple[str, str, Any, 
 
 
 def module_path(module: Any, state: State) -> str:
-    for root in list(state.roots):
+    for root in state.live_roots():
         inner = root.module if _is_ddp(root) else root
         for name, m in inner.named_modules():
             if m is module:
@@ -223,17 +223,26 @@ def describe(t: Optional[torch.Tensor]) -> str:
 # The report.
 
 def _writes_after(stale: Stale, state: State) -> list[tuple[int, Write]]:
-    if stale.tensor is None:
+    t = stale.tensor
+    if t is None:
         return []
-    return [(v, w) for v, w in state.writes.of(stale.tensor)
-            if stale.expected < v <= stale.now]
+    found = list(state.writes.of(t))
+    for log in state.step_log.values():
+        for write, params, before, after in log:
+            for p, b, a in zip(params, before, after):
+                if a != b and _views(p, t):
+                    found.append((a, write))
+    return sorted(((v, w) for v, w in found if stale.expected < v <= stale.now),
+                  key=lambda entry: entry[0])
 
 
 def _out_of_place(write: Write) -> str:
     what = write.what
     source = linecache.getline(write.site[0], write.site[1]) if write.site else ""
     if what.endswith("(inplace=True)"):
-        return f"pass inplace=False ({what[:-len('(inplace=True)')]}), or nn.Module(..., inplace=False)"
+        callee = what[:-len("(inplace=True)")]
+        return (f"{callee}(inplace=False)" if callee.startswith("nn.")
+                else f"{callee}(..., inplace=False)")
     if what.endswith("__setitem__"):
         return ("assign into a copy: y = y.clone(); y[idx] = value, or build the "
                 "result out of place (torch.where, Tensor.index_put without the _)")

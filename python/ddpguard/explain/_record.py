@@ -1,6 +1,9 @@
 """What the explainer records while the program runs.
 
-Three things, each from a public hook, so nothing is compiled:
+Three things, from hooks torch offers (the optimizer step hooks, a
+TorchFunctionMode) and two wrappers where a hook costs too much or is
+missing (nn.Module.__call__, DistributedDataParallel._sync_buffers), so
+nothing is compiled:
 
 - the *timeline*: which autograd nodes each outermost module forward (and, in
   the armed mode, each op called outside a module) created, as a range of
@@ -91,7 +94,7 @@ class Span:
 class _Timeline:
     """Spans in the order they were created; a node's sequence number finds its span."""
 
-    LIMIT = 200_000
+    LIMIT = 50_000
 
     def __init__(self) -> None:
         self.los: list[int] = []
@@ -186,10 +189,19 @@ class State:
     stack: list = field(default_factory=list)      # modules whose forward runs
     forward_site: Optional[Site] = None            # the outermost one's call site
     forward_lo: int = 0
-    roots: "weakref.WeakSet[torch.nn.Module]" = field(default_factory=weakref.WeakSet)
+    roots: dict = field(default_factory=dict)      # id(module) -> weakref, outermost ones
     optimizers: "weakref.WeakSet[torch.optim.Optimizer]" = field(
         default_factory=weakref.WeakSet)
     steps: list = field(default_factory=list)      # optimizer steps in progress
+    mode_off: bool = False                         # the armed mode is popped
+    step_log: dict = field(default_factory=dict)   # id(optimizer) -> its last steps
+
+    def live_roots(self) -> list:
+        return _live_roots(self)
+
+
+def _live_roots(state: "State") -> list:
+    return [m for m in (r() for r in list(state.roots.values())) if m is not None]
 
 
 def _tensor_versions(args: tuple, kwargs: dict) -> list:
@@ -233,19 +245,27 @@ class _WriteMode(TorchFunctionMode):
         if kwargs is None:
             kwargs = {}
         st = self.state
-        if st.steps or func in _READS:
+        name = getattr(func, "__name__", None)
+        # Attribute reads and sets (t.shape, p.grad = None) cannot bump a version.
+        if name == "__get__" or name == "__set__" or st.steps:
             return func(*args, **kwargs)
-        seen = _tensor_versions(args, kwargs)
+        try:
+            seen = _tensor_versions(args, kwargs)
+        except RuntimeError:  # e.g. a tensor subclass without a version counter
+            seen = []
         outside = not st.stack
         if outside:
             lo = _next_sequence_nr() if _next_sequence_nr else st.timeline.last_hi
         result = func(*args, **kwargs)
         site = None
         for t, v in seen:
-            now = t._version
+            try:
+                now = t._version
+            except RuntimeError:  # a tensor without a version counter
+                continue
             if now != v:
-                if site is None:
-                    site = st.forward_site if st.stack else user_site(2)
+                if site is None:  # the innermost user line: the write itself
+                    site = user_site(2)
                 st.writes.add(t, now, Write(
                     "inplace", _op_name(func, args, kwargs), site,
                     grad_enabled=torch.is_grad_enabled(),
@@ -256,24 +276,6 @@ class _WriteMode(TorchFunctionMode):
                 st.timeline.add(Span(lo, hi, site or user_site(2),
                                      _op_name(func, args, kwargs)))
         return result
-
-
-class _Reads(dict):
-    """Functions that cannot write: attribute reads (``t.shape``, ``p.grad``)."""
-
-    def __missing__(self, func):
-        reads = getattr(func, "__name__", "") == "__get__"
-        self[func] = reads
-        return reads
-
-    def __contains__(self, func):  # type: ignore[override]
-        try:
-            return self[func]
-        except TypeError:
-            return False
-
-
-_READS = _Reads()
 
 
 class Recorder:
@@ -287,48 +289,31 @@ class Recorder:
 
     def install(self) -> None:
         st = self.state
-        module_mod = torch.nn.modules.module
-
-        def pre(module, args):
-            if not st.stack:
-                st.forward_site = user_site(2)
-                st.forward_lo = (_next_sequence_nr() if _next_sequence_nr
-                                 else st.timeline.last_hi)
-                st.roots.add(module)
-            st.stack.append(module)
-
-        def post(module, args, output):
-            if st.stack and st.stack[-1] is module:
-                st.stack.pop()
-            if not st.stack:
-                hi = (_next_sequence_nr() if _next_sequence_nr
-                      else _output_sequence_hi(output))
-                st.timeline.add(Span(st.forward_lo, hi, st.forward_site,
-                                     f"forward of {type(module).__name__}", module))
-
-        self.handles.append(module_mod.register_module_forward_pre_hook(pre))
-        try:
-            self.handles.append(module_mod.register_module_forward_hook(post, always_call=True))
-        except TypeError:  # torch < 2.1: a forward that raises leaves the stack
-            self.handles.append(module_mod.register_module_forward_hook(post))
-
+        self._wrap_module_call()
         from torch.optim import optimizer as optim_mod
 
         def step_pre(opt, args, kwargs):
             st.optimizers.add(opt)
             params = [p for g in opt.param_groups for p in g["params"]]
-            st.steps.append((opt, user_site(2), params, [p._version for p in params]))
+            # The step's own ops need no watching: its writes are found below.
+            popped = self._pop_mode()
+            st.steps.append((opt, user_site(2), params, [p._version for p in params],
+                             popped))
 
         def step_post(opt, args, kwargs):
             if not st.steps:
                 return
-            opt, site, params, versions = st.steps.pop()
-            what = f"{type(opt).__name__}.step()"
-            for p, v in zip(params, versions):
-                now = p._version
-                if now != v:
-                    st.writes.add(p, now, Write("optimizer", what, site,
-                                                grad_enabled=False, optimizer=opt))
+            opt, site, params, versions, popped = st.steps.pop()
+            # One record per step, not per parameter: the versions say which
+            # parameters it wrote (read at a failure, _analysis.py).
+            log = st.step_log.get(id(opt))
+            if log is None:
+                log = st.step_log[id(opt)] = collections.deque(maxlen=64)
+            log.append((Write("optimizer", f"{type(opt).__name__}.step()", site,
+                              grad_enabled=False, optimizer=opt),
+                        params, versions, [p._version for p in params]))
+            if popped:
+                self._push_mode()
 
         self.handles.append(optim_mod.register_optimizer_step_pre_hook(step_pre))
         self.handles.append(optim_mod.register_optimizer_step_post_hook(step_post))
@@ -337,6 +322,105 @@ class Recorder:
         if st.armed:
             self.mode = _WriteMode(st)
             self.mode.__enter__()
+
+    def _pop_mode(self) -> bool:
+        """Takes the armed mode off the torch-function mode stack if it is on
+        top (so torch's own code runs at full speed); False if it was not."""
+        mode = self.mode
+        if mode is None or self.state.mode_off:
+            return False
+        n = torch._C._len_torch_function_stack()
+        if n == 0 or torch._C._get_function_stack_at(n - 1) is not mode:
+            return False  # another mode above ours: leave the stack alone
+        torch._C._pop_torch_function_stack()
+        self.state.mode_off = True
+        return True
+
+    def _push_mode(self) -> None:
+        torch._C._push_on_torch_function_stack(self.mode)
+        self.state.mode_off = False
+
+    def reset(self) -> None:
+        """Forgets optimizer steps that raised (their post-hook never ran)."""
+        st = self.state
+        while st.steps:
+            if st.steps.pop()[-1]:
+                self._push_mode()
+
+    def _wrap_module_call(self) -> None:
+        """nn.Module.__call__, wrapped: the outermost forward's call site and
+        autograd sequence range, the modules whose forward runs (for names),
+        and, in the armed mode, torch's own modules run without the mode
+        (their ops cannot write but through their arguments, which are
+        compared here). The global forward hooks would give the same, but
+        force every module call onto the slow path (measured: +11% per step
+        on the small benchmark model)."""
+        st = self.state
+        recorder = self
+        original = torch.nn.Module.__call__
+        builtin: dict[type, bool] = {}
+
+        def __call__(module, *args, **kwargs):
+            kind = type(module)
+            own = builtin.get(kind)
+            if own is None:
+                own = builtin[kind] = kind.__module__.startswith("torch.")
+            if st.stack:  # inside a forward: the fast paths
+                if recorder.mode is None or (own and st.mode_off):
+                    return original(module, *args, **kwargs)
+                if not own and not st.mode_off:
+                    st.stack.append(module)  # names the module of a write
+                    try:
+                        return original(module, *args, **kwargs)
+                    finally:
+                        st.stack.pop()
+            outermost = not st.stack
+            if outermost:
+                site = st.forward_site = user_site(2)
+                lo = _next_sequence_nr() if _next_sequence_nr else st.timeline.last_hi
+                if id(module) not in st.roots:
+                    st.roots[id(module)] = weakref.ref(
+                        module, lambda ref, key=id(module):
+                        st.roots.get(key) is ref and st.roots.pop(key))
+            st.stack.append(module)
+            switched = 0
+            seen = None
+            if recorder.mode is not None:
+                if own and not st.mode_off:
+                    if recorder._pop_mode():
+                        switched = 1
+                        seen = _tensor_versions(args, kwargs)
+                elif not own and st.mode_off and not st.steps:
+                    recorder._push_mode()
+                    switched = -1
+            result = None
+            try:
+                result = original(module, *args, **kwargs)
+                return result
+            finally:
+                if switched == 1:
+                    for t, v in seen:
+                        now = t._version
+                        if now != v:
+                            st.writes.add(t, now, Write(
+                                "inplace", f"nn.{kind.__name__}(inplace=True)"
+                                if getattr(module, "inplace", False) is True else
+                                f"{kind.__name__}.forward", user_site(1),
+                                grad_enabled=torch.is_grad_enabled(), module=module))
+                    recorder._push_mode()
+                elif switched == -1:
+                    recorder._pop_mode()
+                st.stack.pop()
+                if outermost:
+                    hi = (_next_sequence_nr() if _next_sequence_nr
+                          else _output_sequence_hi(result))
+                    st.timeline.add(Span(lo, hi, site, f"forward of {kind.__name__}",
+                                         module))
+                    st.forward_site = None
+
+        __call__.__wrapped__ = original  # type: ignore[attr-defined]
+        torch.nn.Module.__call__ = __call__
+        self.restore.append(lambda: setattr(torch.nn.Module, "__call__", original))
 
     def _patch_ddp(self) -> None:
         try:
@@ -367,7 +451,7 @@ class Recorder:
         self.restore.append(lambda: setattr(DDP, "_sync_buffers", original))
 
     def uninstall(self) -> None:
-        if self.mode is not None:
+        if self.mode is not None and not self.state.mode_off:
             try:
                 self.mode.__exit__(None, None, None)
             except (RuntimeError, AssertionError):
