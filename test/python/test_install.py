@@ -2,8 +2,9 @@
 environment, explains a failing program (docs/explain.md#installing).
 
 The wheel is built offline from a copy of the files the package needs (the
-setuptools of the interpreter under test, no build isolation), so the test
-never writes into the source tree. The fresh venv sees this interpreter's
+setuptools of the interpreter under test, no build isolation, so it needs
+setuptools 70.1 or later, which builds wheels without the `wheel` package:
+torch 2.15 requires 77+), so the test never writes into the source tree. The fresh venv sees this interpreter's
 torch through a .pth file, so torch is not downloaded again; the package
 itself comes only from the wheel.
 """
@@ -49,7 +50,11 @@ def test_wheel_in_fresh_venv(tmp_path: Path) -> None:
     site = call(str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
     (Path(site.stdout.strip()) / "torch-under-test.pth").write_text(
         sysconfig.get_paths()["purelib"] + "\n")
-    installed = call(str(python), "-m", "pip", "install", "--no-index", str(wheel))
+    # --no-deps: torch (the dependency) is the interpreter's, seen through the
+    # .pth file; resolving torch's own dependencies would look for them in
+    # the new venv first, and offline.
+    installed = call(str(python), "-m", "pip", "install", "--no-index", "--no-deps",
+                     str(wheel))
     assert installed.returncode == 0, installed.stdout + installed.stderr
 
     where = call(str(python), "-c", "import ddpguard.explain, sys; print(ddpguard.__file__)")
