@@ -13,7 +13,7 @@ import linecache
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 import torch
@@ -43,7 +43,6 @@ class Stale:
     now: int
     expected: int
     tensor: Optional[torch.Tensor] = None
-    writes: list = field(default_factory=list)
 
 
 def _attrs(node: Any) -> tuple[str, ...]:

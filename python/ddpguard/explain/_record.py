@@ -189,7 +189,6 @@ class State:
     writes: _Writes = field(default_factory=_Writes)
     stack: list = field(default_factory=list)      # modules whose forward runs
     forward_site: Optional[Site] = None            # the outermost one's call site
-    forward_lo: int = 0
     roots: dict = field(default_factory=dict)      # id(module) -> weakref, outermost ones
     optimizers: "weakref.WeakSet[torch.optim.Optimizer]" = field(
         default_factory=weakref.WeakSet)
