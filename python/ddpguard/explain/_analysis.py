@@ -269,7 +269,8 @@ def fixes(causes: dict[str, list[Write]]) -> list[str]:
     if "ddp" in causes:
         flag = ("DistributedDataParallel(..., forward_sync_buffers=False) "
                 "(broadcast_buffers=False before 2.13)" if version >= (2, 13, 0)
-                else "DistributedDataParallel(..., broadcast_buffers=False)")
+                else "DistributedDataParallel(..., broadcast_buffers=False) "
+                "(forward_sync_buffers=False from 2.13)")
         found += [
             f"{flag}: buffers are no longer synchronised; each rank keeps its own "
             "running statistics;",
