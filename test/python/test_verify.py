@@ -48,7 +48,8 @@ def reference_hash(data: bytes, seed: int) -> int:
 
 def test_hash_matches_the_runtime_arithmetic() -> None:
     g = torch.Generator().manual_seed(0)
-    tensors = [torch.randn(n, generator=g) for n in (0, 1, 15, 16, 17, 250)]
+    # 300001 floats: over 1 MiB, hashed on its own rather than in the shared pass.
+    tensors = [torch.randn(n, generator=g) for n in (0, 1, 15, 16, 17, 250, 300001)]
     tensors += [torch.randint(-5, 5, (3, 7), generator=g), torch.tensor(True),
                 torch.randn(4, 5, generator=g, dtype=torch.float64).t(),
                 torch.randn(9, generator=g).to(torch.bfloat16), None]
@@ -61,9 +62,10 @@ def test_hash_matches_the_runtime_arithmetic() -> None:
         data = bytes(flat.view(torch.uint8).tolist() if t.dtype != torch.bool
                      else flat.to(torch.uint8).tolist())
         assert h == reference_hash(data, tensor_seed(t)), (t.dtype, t.shape)
-    flipped = tensors[5].clone()
-    flipped.view(torch.int32)[100] ^= 1
-    assert hash_tensors([flipped])[0] != hashes[5]
+    for k in (5, 6):
+        flipped = tensors[k].clone()
+        flipped.view(torch.int32)[100] ^= 1
+        assert hash_tensors([flipped])[0] != hashes[k]
     assert hash_tensors([tensors[5].reshape(10, 25)])[0] != hashes[5]  # shape is hashed
 
 

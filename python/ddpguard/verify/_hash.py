@@ -74,14 +74,55 @@ def _as_bytes(t: torch.Tensor) -> torch.Tensor:
     return flat.view(torch.uint8)
 
 
+# Tensors from this size on are hashed one by one (no concatenating copy);
+# smaller ones share one pass.
+_LARGE_BYTES = 1 << 20
+
+
+def _secrets(device: torch.device) -> torch.Tensor:
+    return torch.tensor([_signed(s) for s in SECRETS], dtype=torch.int64, device=device)
+
+
+def _mixed(words: torch.Tensor, local: torch.Tensor) -> torch.Tensor:
+    """low32(v) * high32(v) for v = word ^ secret[lane] ^ stripe_key, in place."""
+    v = words ^ _secrets(words.device)
+    v.bitwise_xor_(_stripe_keys(local).unsqueeze(1))
+    high = v >> 32
+    high.bitwise_and_(0xFFFFFFFF)
+    v.bitwise_and_(0xFFFFFFFF)
+    return v.mul_(high)
+
+
+def _lane_sums(x: torch.Tensor) -> torch.Tensor:
+    # Summing rows of 64 words and folding them to 8 lanes is 4x faster than
+    # summing rows of 8 (the reduction vectorises); the sums are order-free.
+    whole = x.shape[0] // 8 * 8
+    return x[:whole].reshape(-1, 64).sum(0).view(8, 8).sum(0) + x[whole:].sum(0)
+
+
+def _large_lanes(t: torch.Tensor) -> list[int]:
+    b = _as_bytes(t)
+    pad = -b.numel() % 64
+    if pad:
+        b = torch.cat([b, torch.zeros(pad, dtype=torch.uint8, device=b.device)])
+    words = b.view(torch.int64).view(-1, 8)
+    local = torch.arange(words.shape[0], dtype=torch.int64, device=words.device)
+    return torch.cat([_lane_sums(_mixed(words, local)), _lane_sums(words)]).tolist()
+
+
 def hash_tensors(tensors: Sequence[Optional[torch.Tensor]]) -> list[int]:
     """One 64-bit hash per tensor (0 for None), as ddpguard::hash_tensors."""
     out = [0] * len(tensors)
     by_device: dict[torch.device, list[int]] = {}
     for i, t in enumerate(tensors):
-        if t is not None:
-            if t.layout != torch.strided:
-                raise TypeError("ddpguard.verify: only dense (strided) tensors can be hashed")
+        if t is None:
+            continue
+        if t.layout != torch.strided:
+            raise TypeError("ddpguard.verify: only dense (strided) tensors can be hashed")
+        nbytes = t.numel() * t.element_size()
+        if nbytes >= _LARGE_BYTES:
+            out[i] = finish(_large_lanes(t), nbytes, tensor_seed(t))
+        else:
             by_device.setdefault(t.device, []).append(i)
     for device, indices in by_device.items():
         parts, stripes, sizes = [], [], []
@@ -102,12 +143,8 @@ def hash_tensors(tensors: Sequence[Optional[torch.Tensor]]) -> list[int]:
             owner = torch.repeat_interleave(torch.arange(len(indices), device=device), counts)
             starts = torch.cumsum(counts, 0) - counts
             local = torch.arange(total, dtype=torch.int64, device=device) - starts[owner]
-            secrets = torch.tensor([_signed(s) for s in SECRETS], dtype=torch.int64,
-                                   device=device)
-            v = words ^ (_stripe_keys(local).unsqueeze(1) ^ secrets)
-            product = (v & 0xFFFFFFFF) * ((v >> 32) & 0xFFFFFFFF)
             lanes = torch.zeros(len(indices), 16, dtype=torch.int64, device=device)
-            lanes.index_add_(0, owner, torch.cat([product, words], 1))
+            lanes.index_add_(0, owner, torch.cat([_mixed(words, local), words], 1))
             lanes_out = lanes.tolist()
         for k, i in enumerate(indices):
             out[i] = finish(lanes_out[k], sizes[k], tensor_seed(tensors[i]))
