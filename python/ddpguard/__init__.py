@@ -2,14 +2,15 @@
 
 ``ddpguard.explain`` explains autograd's "modified by an inplace operation"
 error: which tensor, which forward saved it, which writes changed it, and the
-fixes (docs/explain.md). It is imported on first use, so ``import ddpguard``
-does not import torch.
+fixes (docs/explain.md). ``ddpguard.verify`` checks that the ranks of a
+PyTorch DDP program agree bit for bit at every step (docs/verifier.md). Both
+are imported on first use, so ``import ddpguard`` does not import torch.
 """
 
 import importlib
 from typing import Any
 
-__all__ = ["explain"]
+__all__ = ["explain", "verify"]
 
 
 def __getattr__(name: str) -> Any:
