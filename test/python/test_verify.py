@@ -140,3 +140,25 @@ def test_gradient_divergence_is_caught_at_its_step(launcher: Path, tmp_path: Pat
     d = doc["result"]["divergence"]
     assert (d["kind"], d["step"], d["rank"]) == ("gradients", 2, 1)
     assert d["max_abs"] > 0
+
+
+def test_torchrun_switch_without_launcher(tmp_path: Path) -> None:
+    """`torchrun -m ddpguard.verify script.py`: the summaries the launcher reads."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DDPGUARD_")}
+    env.update(PYTHONPATH=str(ROOT / "python"), OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo",
+               DDPGUARD_VERIFY_JSON=str(tmp_path / "out.json"), DDPGUARD_VERIFY_PROGRESS="1")
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                        "--nproc-per-node", "2", "-m", "ddpguard.verify", str(PROGRAM),
+                        "--steps", "2", "--accumulate", "2"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "trained 2 steps" in r.stdout
+    for rank in (0, 1):
+        s = json.loads((tmp_path / f"out.rank{rank}.json").read_text())
+        assert (s["format"], s["rank"], s["world_size"], s["status"]) == \
+            ("ddpguard-verify/1", rank, 2, "ok")
+        (entry,) = s["ddp"]
+        assert entry["steps_completed"] == 2 and entry["finished"]
+        assert [c["kind"] for c in entry["steps"][1]["checks"]] == ["gradients", "parameters",
+                                                                      "buffers"]
+        assert f"ddpguard-verify: rank {rank} ddp#0 step 1 ok" in r.stderr
