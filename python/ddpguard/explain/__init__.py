@@ -1,0 +1,130 @@
+"""Explains autograd's "modified by an inplace operation" error.
+
+    python -m ddpguard.explain [--after-failure] [--] script.py args...
+    torchrun --nproc-per-node 2 -m ddpguard.explain script.py args...
+
+or, in the program, ``import ddpguard; ddpguard.explain.enable()``.
+
+When ``torch.autograd.backward`` (so ``Tensor.backward``) or
+``torch.autograd.grad`` fails with autograd's version-counter error, the
+explainer prints which tensors are stale (parameter or buffer name, shape,
+dtype, device), the forward or op that saved each, every write since (an
+in-place op, an optimizer step, DistributedDataParallel's buffer broadcast)
+with the user's source lines, the backward, and the fixes; then the original
+exception propagates unchanged. See docs/explain.md.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Any, Optional
+
+import torch
+
+from . import _analysis, _errorfile
+from ._record import Recorder, user_site
+
+__all__ = ["enable", "disable", "enabled", "last_report"]
+
+_recorder: Optional[Recorder] = None
+_originals: dict[str, Any] = {}
+_last_report: Optional[str] = None
+
+
+def enabled() -> bool:
+    return _recorder is not None
+
+
+def last_report() -> Optional[str]:
+    """The last explanation printed in this process, or None."""
+    return _last_report
+
+
+def _on_failure(exc: BaseException, roots: Any, api: str) -> None:
+    global _last_report
+    if getattr(exc, "_ddpguard_explained", False) or _recorder is None:
+        return
+    try:
+        exc._ddpguard_explained = True  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    if isinstance(roots, torch.Tensor):
+        roots = (roots,)
+    try:
+        report = _analysis.explain(exc, list(roots or ()), user_site(3),
+                                   _recorder.state, api)
+    except Exception:  # noqa: BLE001 - the user's error matters more than ours
+        report = ("ddpguard explain: could not explain this error:\n"
+                  + traceback.format_exc())
+    _last_report = report
+    # One write, so the ranks sharing torchrun's stderr do not interleave lines.
+    sys.stderr.flush()
+    try:
+        os.write(sys.stderr.fileno(), report.encode())
+    except (OSError, ValueError, AttributeError):  # stderr replaced or closed
+        sys.stderr.write(report)
+        sys.stderr.flush()
+    _errorfile.write(report, exc)
+
+
+def _wrap_backward(original):
+    def backward(tensors, *args, **kwargs):
+        if _recorder is not None:
+            _recorder.reset()  # a step that raised left its entry
+        try:
+            return original(tensors, *args, **kwargs)
+        except RuntimeError as e:
+            if _analysis.is_version_error(e):
+                _on_failure(e, tensors, "backward")
+            raise
+    backward.__wrapped__ = original  # type: ignore[attr-defined]
+    backward.__doc__ = original.__doc__
+    return backward
+
+
+def _wrap_grad(original):
+    def grad(outputs, *args, **kwargs):
+        try:
+            return original(outputs, *args, **kwargs)
+        except RuntimeError as e:
+            if _analysis.is_version_error(e):
+                _on_failure(e, outputs, "torch.autograd.grad")
+            raise
+    grad.__wrapped__ = original  # type: ignore[attr-defined]
+    grad.__doc__ = original.__doc__
+    return grad
+
+
+def enable(mode: Optional[str] = None) -> None:
+    """Arms the explainer for this process (idempotent).
+
+    mode "armed" (default) also watches every in-place op called from
+    Python; "after-failure" records only module forwards, optimizer steps and
+    DDP's buffer broadcasts, and is cheaper. DDPGUARD_EXPLAIN_MODE sets the
+    default."""
+    global _recorder
+    if _recorder is not None:
+        return
+    mode = mode or os.environ.get("DDPGUARD_EXPLAIN_MODE") or "armed"
+    if mode not in ("armed", "after-failure"):
+        raise ValueError(f"ddpguard.explain: unknown mode {mode!r} "
+                         "(expected 'armed' or 'after-failure')")
+    recorder = Recorder(armed=mode == "armed")
+    recorder.install()
+    _recorder = recorder
+    _originals["backward"] = torch.autograd.backward
+    _originals["grad"] = torch.autograd.grad
+    torch.autograd.backward = _wrap_backward(torch.autograd.backward)
+    torch.autograd.grad = _wrap_grad(torch.autograd.grad)
+
+
+def disable() -> None:
+    global _recorder
+    if _recorder is None:
+        return
+    torch.autograd.backward = _originals.pop("backward")
+    torch.autograd.grad = _originals.pop("grad")
+    _recorder.uninstall()
+    _recorder = None

@@ -1,0 +1,75 @@
+"""python -m ddpguard.explain [--after-failure] [--] script.py args...
+python -m ddpguard.explain [--after-failure] -m module args..."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+USAGE = ("usage: python -m ddpguard.explain [--after-failure] [--] script.py [args...]\n"
+         "       python -m ddpguard.explain [--after-failure] -m module [args...]\n")
+
+
+def main(argv: list[str]) -> int:
+    mode = None
+    module = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            i += 1
+            break
+        if a == "--after-failure":
+            mode = "after-failure"
+        elif a == "--armed":
+            mode = "armed"
+        elif a in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            return 0
+        elif a == "-m" and i + 1 < len(argv):
+            module = argv[i + 1]
+            i += 2
+            break
+        elif a.startswith("-"):
+            sys.stderr.write(f"ddpguard.explain: unknown option {a}\n{USAGE}")
+            return 2
+        else:
+            break
+        i += 1
+    rest = argv[i:]
+    if module is None and not rest:
+        sys.stderr.write(USAGE)
+        return 2
+    if module is None and not os.path.isfile(rest[0]):
+        sys.stderr.write(f"ddpguard.explain: no such script: {rest[0]}\n")
+        return 2
+
+    from ddpguard import explain  # after argument errors, which need no torch
+
+    explain.enable(mode)
+    try:
+        if module is not None:
+            sys.argv = [module] + rest
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            script = rest[0]
+            sys.argv = rest
+            sys.path[0] = os.path.dirname(os.path.abspath(script))
+            runpy.run_path(script, run_name="__main__")
+    except BaseException as e:
+        if getattr(e, "_ddpguard_explained", False) and explain.last_report():
+            # The file now carries the whole traceback, as @record would write it.
+            from ddpguard.explain import _errorfile
+            _errorfile.write(explain.last_report() or "", e)
+        raise
+    return 0
+
+
+def entry() -> None:
+    """The ddpguard-explain console script."""
+    sys.exit(main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    entry()

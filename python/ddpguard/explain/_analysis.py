@@ -1,0 +1,392 @@
+"""Explaining a backward that autograd rejected with its version-counter error.
+
+Which saved tensors are stale is decided by autograd itself: every saved
+tensor of every node the backward can reach is unpacked through the node's
+``_saved_*`` attribute, which runs the same version check as the backward
+(``SavedVariable::unpack``). The recorder (_record.py) then says who saved
+each stale tensor and who wrote it since.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
+
+import torch
+
+from ._record import Site, State, Write
+
+VERSION_ERROR = "modified by an inplace operation"
+_VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
+
+_saved_attrs: dict[type, tuple[str, ...]] = {}
+
+
+def is_version_error(exc: BaseException) -> bool:
+    return isinstance(exc, RuntimeError) and VERSION_ERROR in str(exc)
+
+
+def torch_version() -> tuple[int, int, int]:
+    parts = re.match(r"(\d+)\.(\d+)\.(\d+)", torch.__version__)
+    return tuple(int(p) for p in parts.groups()) if parts else (0, 0, 0)  # type: ignore
+
+
+@dataclass
+class Stale:
+    node: Any
+    attr: str                  # "running_mean", "result", ...
+    message: str               # autograd's error for it
+    now: int
+    expected: int
+    tensor: Optional[torch.Tensor] = None
+
+
+def _attrs(node: Any) -> tuple[str, ...]:
+    kind = type(node)
+    attrs = _saved_attrs.get(kind)
+    if attrs is None:
+        attrs = tuple(a for a in dir(node) if a.startswith("_saved_"))
+        if hasattr(node, "saved_tensors"):  # a Python autograd.Function's node
+            attrs += ("saved_tensors",)
+        _saved_attrs[kind] = attrs
+    return attrs
+
+
+def _grab(node: Any, attr: str, expected: int, message: str) -> Optional[torch.Tensor]:
+    """The stale tensor itself, through its SavedTensor's pack hook.
+
+    Hooks turn autograd's own version check off for that saved tensor, so
+    the unpack hook makes the same check and raises the same error."""
+    if not attr.startswith("_saved_"):
+        return None
+    raw = getattr(node, "_raw" + attr, None)
+    if raw is None or isinstance(raw, (list, tuple)):
+        return None
+    box: list = []
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        box.append(t)
+        return t
+
+    def unpack(t: torch.Tensor) -> torch.Tensor:
+        if t._version != expected:
+            raise RuntimeError(message)
+        return t
+
+    try:
+        raw.register_hooks(pack, unpack)
+    except RuntimeError:  # hooks already set (saved_tensors_hooks), or freed
+        return None
+    return box[0] if box else None
+
+
+def find_stale(roots: Iterable[Any]) -> list[Stale]:
+    """Every saved tensor that autograd would reject, reachable from roots."""
+    stack = []
+    for r in roots:
+        fn = getattr(r, "grad_fn", None) if isinstance(r, torch.Tensor) else None
+        if fn is not None:
+            stack.append(fn)
+    seen: set[int] = set()
+    keep: list = []
+    stale: list[Stale] = []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        keep.append(node)
+        for attr in _attrs(node):
+            try:
+                getattr(node, attr)
+            except RuntimeError as e:
+                message = str(e)
+                found = _VERSIONS.search(message)
+                if VERSION_ERROR in message and found:
+                    now, expected = int(found.group(1)), int(found.group(2))
+                    name = attr[len("_saved_"):] if attr.startswith("_saved_") else attr
+                    stale.append(Stale(node, name, message, now, expected,
+                                       _grab(node, attr, expected, message)))
+            except Exception:  # noqa: BLE001 - a field that is not a tensor
+                pass
+        for nxt, _ in getattr(node, "next_functions", ()):
+            if nxt is not None and id(nxt) not in seen:
+                stack.append(nxt)
+    return stale
+
+
+# ---------------------------------------------------------------------------
+# Naming.
+
+def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
+    try:
+        return (a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+                and a.storage_offset() == b.storage_offset()
+                and a.shape == b.shape and a.stride() == b.stride())
+    except (RuntimeError, NotImplementedError):
+        return False
+
+
+def _is_ddp(module: Any) -> bool:
+    try:
+        from torch.nn.parallel import DistributedDataParallel
+    except ImportError:
+        return False
+    return isinstance(module, DistributedDataParallel)
+
+
+def _views(a: torch.Tensor, b: torch.Tensor) -> bool:
+    try:
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return False
+
+
+def variable_name(obj: Any) -> Optional[str]:
+    """The name the script's top level gives obj, if any."""
+    main = sys.modules.get("__main__")
+    for name, value in list(vars(main).items()) if main else ():
+        if value is obj and not name.startswith("_"):
+            return name
+    return None
+
+
+def name_tensor(t: torch.Tensor, state: State) -> Optional[tuple[str, str, Any, Any, bool]]:
+    """(qualified name, "parameter"|"buffer", owning submodule, root, is a view) of t."""
+    for exact in (True, False):
+        match = _same_tensor if exact else _views
+        for root in state.live_roots():
+            inner = root.module if _is_ddp(root) else root
+            for kind, items in (("parameter", inner.named_parameters()),
+                                ("buffer", inner.named_buffers())):
+                for name, p in items:
+                    if match(p, t):
+                        owner_name = name.rpartition(".")[0]
+                        owner = inner.get_submodule(owner_name) if owner_name else inner
+                        return name, kind, owner, root, not exact
+        for opt in list(state.optimizers):
+            for gi, group in enumerate(opt.param_groups):
+                for pi, p in enumerate(group["params"]):
+                    if match(p, t):
+                        return (f"param_groups[{gi}]['params'][{pi}] of "
+                                f"{type(opt).__name__}", "parameter", None, None, not exact)
+    return None
+
+
+def module_path(module: Any, state: State) -> str:
+    for root in state.live_roots():
+        inner = root.module if _is_ddp(root) else root
+        for name, m in inner.named_modules():
+            if m is module:
+                if not name:
+                    return root_name(root)
+                return f"'{name}' ({type(m).__name__}) in {root_name(root)}"
+    return type(module).__name__
+
+
+def root_name(root: Any) -> str:
+    var = variable_name(root)
+    if _is_ddp(root):
+        inner = variable_name(root.module)
+        return (f"DistributedDataParallel({inner or type(root.module).__name__})"
+                + (f" '{var}'" if var else ""))
+    return type(root).__name__ + (f" '{var}'" if var else "")
+
+
+def where(site: Optional[Site]) -> str:
+    if site is None:
+        return "an unknown line"
+    filename, line, function = site
+    try:
+        shown = os.path.relpath(filename)
+        if shown.startswith(".."):
+            shown = filename
+    except ValueError:
+        shown = filename
+    text = linecache.getline(filename, line).strip()
+    return f"{shown}:{line} (in {function})" + (f": {text}" if text else "")
+
+
+def describe(t: Optional[torch.Tensor]) -> str:
+    if t is None:
+        return ""
+    dtype = str(t.dtype).replace("torch.", "")
+    return f"[{', '.join(str(s) for s in t.shape)}] {dtype} on {t.device}"
+
+
+# ---------------------------------------------------------------------------
+# The report.
+
+def _writes_after(stale: Stale, state: State) -> list[tuple[int, Write]]:
+    t = stale.tensor
+    if t is None:
+        return []
+    found = list(state.writes.of(t))
+    for log in state.step_log.values():
+        for write, params, before, after in log:
+            for p, b, a in zip(params, before, after):
+                if a != b and _views(p, t):
+                    found.append((a, write))
+    return sorted(((v, w) for v, w in found if stale.expected < v <= stale.now),
+                  key=lambda entry: entry[0])
+
+
+def _out_of_place(write: Write) -> str:
+    what = write.what
+    source = linecache.getline(write.site[0], write.site[1]) if write.site else ""
+    if what.endswith("(inplace=True)"):
+        callee = what[:-len("(inplace=True)")]
+        return (f"{callee}(inplace=False)" if callee.startswith("nn.")
+                else f"{callee}(..., inplace=False)")
+    if what.endswith("__setitem__"):
+        return ("assign into a copy: y = y.clone(); y[idx] = value, or build the "
+                "result out of place (torch.where, Tensor.index_put without the _)")
+    name = what.rpartition(".")[2]
+    for op, sign in (("add_", "+"), ("sub_", "-"), ("mul_", "*"), ("div_", "/")):
+        if name == op and f"{sign}=" in source:
+            return f"y = y {sign} ... instead of y {sign}= ..."
+    if name.endswith("_") and not name.endswith("__"):
+        return f"y = y.{name[:-1]}(...) instead of y.{name}(...)"
+    if what.endswith("(out=...)"):
+        return f"drop out=: y = {what[:-len('(out=...)')]}(...)"
+    return f"an out-of-place spelling of {what}"
+
+
+def _optimizer(w: Write, short: bool = False) -> str:
+    var = variable_name(w.optimizer)
+    if short:
+        return f"{var}.step()" if var else w.what
+    return f"optimizer.step() of {type(w.optimizer).__name__}" + (f" '{var}'" if var else "")
+
+
+def fixes(causes: dict[str, list[Write]]) -> list[str]:
+    version = torch_version()
+    found: list[str] = []
+    if "ddp" in causes:
+        flag = ("DistributedDataParallel(..., forward_sync_buffers=False) "
+                "(broadcast_buffers=False before 2.13)" if version >= (2, 13, 0)
+                else "DistributedDataParallel(..., broadcast_buffers=False) "
+                "(forward_sync_buffers=False from 2.13)")
+        found += [
+            f"{flag}: buffers are no longer synchronised; each rank keeps its own "
+            "running statistics;",
+            "one DDP forward for all inputs: a module whose forward runs the wrapped "
+            "module on each input, wrapped once in DDP (one broadcast, keeps buffer sync);",
+            "broadcast once per backward: construct DDP with buffer sync off and "
+            "broadcast the buffers from rank 0 yourself (torch.distributed.broadcast "
+            "under torch.no_grad()) before the first forward after each backward "
+            "(keeps buffer sync);",
+        ]
+        if version < (2, 12, 1):
+            found.append(
+                "upgrade to torch 2.12.1 or later: its DDP keeps the buffers' version "
+                "counters through the broadcast (pytorch/pytorch#175851), and this "
+                "backward then runs (on the broadcast buffers' values).")
+    if "optimizer" in causes:
+        opts = sorted({_optimizer(w, short=True) for w in causes["optimizer"]})
+        found += [
+            f"call {', '.join(opts)} after the last backward through the stepped "
+            "module's graph (for a GAN: step the discriminator after the generator's "
+            "backward, or detach the fake samples for the discriminator's loss);",
+            "or recompute the forward after the step, and backward through the new graph.",
+        ]
+    if "inplace" in causes:
+        spelled = []
+        for w in causes["inplace"]:
+            fix = _out_of_place(w)
+            if fix not in spelled:
+                spelled.append(fix)
+        found.append("use the out-of-place spelling: " + "; ".join(spelled) + ";")
+    if "unseen" in causes:
+        found.append("use the out-of-place spelling of the op that wrote it (run without "
+                     "--after-failure to have ddpguard name that op and its line);")
+    if "param-write" in causes or "unseen-param" in causes:
+        found.append(
+            "make the write after the last backward through the graph that saved the "
+            "tensor (after optimizer.step() for clamps and EMA updates), or write a "
+            "copy of the weights;")
+    return found
+
+
+def _cause(write: Write, kind: Optional[str]) -> str:
+    if write.kind == "inplace" and kind is not None and not write.grad_enabled:
+        return "param-write"
+    return write.kind
+
+
+def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Site],
+            state: State, api: str) -> str:
+    stale = find_stale(roots)
+    rank = os.environ.get("RANK")
+    head = "ddpguard explain" + (f" (rank {rank})" if rank is not None else "")
+    lines = [f"{head}: this {api} fails with autograd's in-place error "
+             "(\"one of the variables needed for gradient computation has been "
+             "modified by an inplace operation\")."]
+    if not stale:
+        lines.append("  ddpguard found no stale saved tensor in the graph reachable from "
+                     "the tensors passed to it (the failing node may be in a graph it "
+                     "cannot walk, e.g. a custom C++ Function).")
+        return "\n".join(lines) + "\n"
+    causes: dict[str, list[Write]] = {}
+    first_node = None
+    for s in stale:
+        named = name_tensor(s.tensor, state) if s.tensor is not None else None
+        if named:
+            name, kind, owner, root, view = named
+            owner_text = (f" ({type(owner).__name__} '{name.rpartition('.')[0]}')"
+                          if owner is not None and owner is not root
+                          and name.rpartition(".")[0] else "")
+            root_text = f" of {root_name(root)}" if root is not None else ""
+            title = (f"{kind} {name}{owner_text}{root_text}"
+                     + (f", through a view saved by {type(s.node).__name__}" if view else ""))
+        else:
+            kind = None
+            op = type(s.node).__name__.removesuffix("Backward0").removesuffix("Backward1")
+            title = (f"the output of {op}" if s.attr.startswith("result")
+                     else f"the '{s.attr}' input of {op}")
+        shape = describe(s.tensor)
+        lines.append(f"  tensor: {title}" + (f", {shape}" if shape else ""))
+        span = state.timeline.find(s.node._sequence_nr())
+        what = (f"forward of {root_name(span.module)}" if span and span.module is not None
+                else f"call of {span.what}" if span else "")
+        saver = (f"in the {what} at {where(span.site)}" if span
+                 else "in a forward ddpguard did not record")
+        lines.append(f"    saved at version {s.expected} for backward by "
+                     f"{type(s.node).__name__} (as '{s.attr}') {saver}")
+        writes = _writes_after(s, state)
+        if writes:
+            lines.append("    then written:")
+        for v, w in writes:
+            if w.kind == "ddp":
+                flag = ("broadcast_buffers=True / forward_sync_buffers=True"
+                        if torch_version() >= (2, 13, 0) else "broadcast_buffers=True")
+                text = (f"{w.what} ({flag}) before the forward at {where(w.site)}"
+                        if w.in_forward else f"{w.what} ({flag}) at {where(w.site)}")
+            elif w.kind == "optimizer":
+                text = f"{_optimizer(w)} at {where(w.site)}"
+            else:
+                inside = (f" inside the forward of {module_path(w.module, state)}"
+                          if w.module is not None else "")
+                mode = "" if w.grad_enabled else " under no_grad"
+                text = f"in-place {w.what}{inside}{mode} at {where(w.site)}"
+            lines.append(f"      {text} -> version {v}")
+            causes.setdefault(_cause(w, kind), []).append(w)
+        if not writes:
+            lines.append(f"    then written {s.now - s.expected} time(s) where ddpguard "
+                         "could not see it (C++ code, another thread, or an in-place op "
+                         f"in the after-failure mode), now at version {s.now}")
+            causes.setdefault("unseen-param" if kind else "unseen", [])
+        first_node = first_node or type(s.node).__name__
+    lines.append(f"  the {api} at {where(backward_site)} needs "
+                 + ("these tensors" if len(stale) > 1 else "this tensor")
+                 + f" as saved, so autograd rejects it (at {first_node} or another node "
+                 "listed above).")
+    found = fixes(causes)
+    if found:
+        lines.append("  Fixes:")
+        lines += [f"    {i}. {f}" for i, f in enumerate(found, 1)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,492 @@
+"""What the explainer records while the program runs.
+
+Three things, from hooks torch offers (the optimizer step hooks, a
+TorchFunctionMode) and two wrappers where a hook costs too much or is
+missing (nn.Module.__call__, DistributedDataParallel._sync_buffers), so
+nothing is compiled:
+
+- the *timeline*: which autograd nodes each outermost module forward (and, in
+  the armed mode, each op called outside a module) created, as a range of
+  autograd sequence numbers with the user's source line;
+- the *writes*: every bump of a tensor's version counter that ddpguard saw,
+  per storage, with the version it left and what made it (an in-place op, an
+  optimizer step, DistributedDataParallel's buffer broadcast);
+- the root modules and optimizers, to name tensors at a failure.
+
+Nothing here looks at saved tensors: autograd's own version check decides
+whether a backward fails (_analysis.py), so the explainer cannot disagree
+with it. Single-threaded: the module stack and the timeline assume forwards
+run on the thread that enabled the explainer.
+"""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import functools
+import os
+import sys
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+# (file, line, function) of a user frame.
+Site = tuple[str, int, str]
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_internal_files: dict[str, bool] = {}
+
+# Present from torch 2.2; before that the timeline falls back to the output
+# nodes' own sequence numbers (see _Timeline).
+_next_sequence_nr: Optional[Callable[[], int]] = getattr(
+    torch._C._autograd, "_get_sequence_nr", None)
+
+
+def _is_internal(filename: str) -> bool:
+    internal = _internal_files.get(filename)
+    if internal is None:
+        path = os.path.abspath(filename) if not filename.startswith("<") else filename
+        internal = (path.startswith(_TORCH_DIR) or path.startswith(_OWN_DIR)
+                    or filename.startswith("<frozen")
+                    or os.path.basename(filename) in ("runpy.py", "contextlib.py",
+                                                      "functools.py"))
+        _internal_files[filename] = internal
+    return internal
+
+
+def user_site(depth: int = 2) -> Optional[Site]:
+    """The innermost frame outside torch, ddpguard and the standard runners."""
+    try:
+        f = sys._getframe(depth)
+    except ValueError:
+        return None
+    while f is not None:
+        code = f.f_code
+        if not _is_internal(code.co_filename):
+            return (code.co_filename, f.f_lineno, code.co_name)
+        f = f.f_back
+    return None
+
+
+@dataclass
+class Write:
+    kind: str                 # "inplace", "optimizer" or "ddp"
+    what: str                 # the op, "SGD.step()", the broadcast
+    site: Optional[Site]
+    grad_enabled: bool = True
+    module: Any = None        # the module whose forward ran the op, or the DDP
+    optimizer: Any = None
+    in_forward: Optional[Site] = None  # ddp: the forward whose broadcast it was
+
+
+@dataclass
+class Span:
+    lo: int                   # first autograd sequence number it created
+    hi: int                   # one past the last
+    site: Optional[Site]
+    what: str                 # "forward of Net" or "torch.sigmoid"
+    module: Any = None
+
+
+class _Timeline:
+    """Spans in the order they were created; a node's sequence number finds its span."""
+
+    LIMIT = 50_000
+
+    def __init__(self) -> None:
+        self.los: list[int] = []
+        self.spans: list[Span] = []
+        self.last_hi = 0
+
+    def add(self, span: Span) -> None:
+        if span.hi <= span.lo:
+            return
+        if len(self.spans) >= self.LIMIT:
+            del self.los[: self.LIMIT // 2]
+            del self.spans[: self.LIMIT // 2]
+        self.los.append(span.lo)
+        self.spans.append(span)
+        self.last_hi = span.hi
+
+    def find(self, sequence_nr: int) -> Optional[Span]:
+        i = bisect.bisect_right(self.los, sequence_nr) - 1
+        if i >= 0 and self.spans[i].lo <= sequence_nr < self.spans[i].hi:
+            return self.spans[i]
+        return None
+
+
+class _Writes:
+    """Writes per storage, the last few each; two generations bound the memory."""
+
+    PER_STORAGE = 16
+    LIMIT = 8192
+
+    def __init__(self) -> None:
+        self.current: dict[int, collections.deque] = {}
+        self.previous: dict[int, collections.deque] = {}
+
+    def add(self, tensor: torch.Tensor, version: int, write: Write) -> None:
+        key = storage_key(tensor)
+        if key is None:
+            return
+        entries = self.current.get(key)
+        if entries is None:
+            entries = self.previous.pop(key, None) or collections.deque(
+                maxlen=self.PER_STORAGE)
+            self.current[key] = entries
+            if len(self.current) > self.LIMIT:
+                self.previous, self.current = self.current, {}
+        entries.append((version, write))
+
+    def of(self, tensor: torch.Tensor) -> list[tuple[int, Write]]:
+        key = storage_key(tensor)
+        if key is None:
+            return []
+        entries = self.current.get(key) or self.previous.get(key) or ()
+        return list(entries)
+
+
+def storage_key(tensor: torch.Tensor) -> Optional[int]:
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return None
+
+
+def _op_name(func: Any, args: tuple, kwargs: dict) -> str:
+    name = getattr(func, "__name__", repr(func))
+    owner = getattr(func, "__qualname__", name).split(".")[0]
+    if owner in ("TensorBase", "Tensor", "_TensorBase"):
+        spelled = f"Tensor.{name}"
+    else:
+        module = getattr(func, "__module__", None) or "torch"
+        spelled = f"{module}.{name}"
+    if kwargs.get("inplace") is True or (
+            name in _POSITIONAL_INPLACE and len(args) > _POSITIONAL_INPLACE[name]
+            and args[_POSITIONAL_INPLACE[name]] is True):
+        spelled += "(inplace=True)"
+    elif "out" in kwargs:
+        spelled += "(out=...)"
+    return spelled
+
+
+# Functionals whose in-place switch is often passed by position.
+_POSITIONAL_INPLACE = {"dropout": 3, "alpha_dropout": 3, "feature_alpha_dropout": 3,
+                       "dropout1d": 3, "dropout2d": 3, "dropout3d": 3,
+                       "threshold": 3, "relu": 1, "relu6": 1, "elu": 2, "selu": 1,
+                       "celu": 2, "leaky_relu": 2, "hardtanh": 3, "rrelu": 4,
+                       "hardsigmoid": 1, "hardswish": 1, "silu": 1, "mish": 1}
+
+
+@dataclass
+class State:
+    armed: bool
+    timeline: _Timeline = field(default_factory=_Timeline)
+    writes: _Writes = field(default_factory=_Writes)
+    stack: list = field(default_factory=list)      # modules whose forward runs
+    forward_site: Optional[Site] = None            # the outermost one's call site
+    roots: dict = field(default_factory=dict)      # id(module) -> weakref, outermost ones
+    optimizers: "weakref.WeakSet[torch.optim.Optimizer]" = field(
+        default_factory=weakref.WeakSet)
+    steps: list = field(default_factory=list)      # optimizer steps in progress
+    mode_off: bool = False                         # the armed mode is popped
+    step_log: dict = field(default_factory=dict)   # id(optimizer) -> its last steps
+
+    def live_roots(self) -> list:
+        return _live_roots(self)
+
+
+def _live_roots(state: "State") -> list:
+    return [m for m in (r() for r in list(state.roots.values())) if m is not None]
+
+
+def _tensor_versions(args: tuple, kwargs: dict) -> list:
+    found = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            found.append((a, a._version))
+        elif type(a) is list or type(a) is tuple:
+            for b in a:
+                if isinstance(b, torch.Tensor):
+                    found.append((b, b._version))
+    out = kwargs.get("out")
+    if out is not None:
+        for b in (out if isinstance(out, (list, tuple)) else (out,)):
+            if isinstance(b, torch.Tensor):
+                found.append((b, b._version))
+    return found
+
+
+def _output_sequence_hi(output: Any) -> int:
+    """Past the largest sequence number of the output's nodes (torch < 2.2)."""
+    hi = 0
+    for t in (output if isinstance(output, (list, tuple)) else (output,)):
+        fn = getattr(t, "grad_fn", None) if isinstance(t, torch.Tensor) else None
+        if fn is not None:
+            hi = max(hi, fn._sequence_nr() + 1)
+    return hi
+
+
+class _WriteMode(TorchFunctionMode):
+    """Sees every torch function and Tensor method called from Python: the
+    version counters of its tensor arguments before and after say whether it
+    wrote them (in-place ops, ``out=``, ``inplace=True``, indexed assignment);
+    outside module forwards, the nodes it created go on the timeline."""
+
+    def __init__(self, state: State) -> None:
+        super().__init__()
+        self.state = state
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        st = self.state
+        name = getattr(func, "__name__", None)
+        # Attribute reads and sets (t.shape, p.grad = None) cannot bump a version.
+        if name == "__get__" or name == "__set__" or st.steps:
+            return func(*args, **kwargs)
+        try:
+            seen = _tensor_versions(args, kwargs)
+        except RuntimeError:  # e.g. a tensor subclass without a version counter
+            seen = []
+        outside = not st.stack
+        if outside:
+            lo = _next_sequence_nr() if _next_sequence_nr else st.timeline.last_hi
+        result = func(*args, **kwargs)
+        site = None
+        for t, v in seen:
+            try:
+                now = t._version
+            except RuntimeError:  # a tensor without a version counter
+                continue
+            if now != v:
+                if site is None:  # the innermost user line: the write itself
+                    site = user_site(2)
+                st.writes.add(t, now, Write(
+                    "inplace", _op_name(func, args, kwargs), site,
+                    grad_enabled=torch.is_grad_enabled(),
+                    module=st.stack[-1] if st.stack else None))
+        if outside:
+            hi = _next_sequence_nr() if _next_sequence_nr else _output_sequence_hi(result)
+            if hi > lo:
+                st.timeline.add(Span(lo, hi, site or user_site(2),
+                                     _op_name(func, args, kwargs)))
+        return result
+
+
+class Recorder:
+    """Installs and removes the hooks; one per process."""
+
+    def __init__(self, armed: bool) -> None:
+        self.state = State(armed=armed)
+        self.handles: list = []
+        self.mode: Optional[_WriteMode] = None
+        self.restore: list = []
+
+    def install(self) -> None:
+        st = self.state
+        self._wrap_module_call()
+        from torch.optim import optimizer as optim_mod
+
+        def step_pre(opt, args, kwargs):
+            if self.mode is not None:  # from its next step on, the whole step
+                self._without_mode(type(opt), "step")
+            st.optimizers.add(opt)
+            params = [p for g in opt.param_groups for p in g["params"]]
+            # The step's own ops need no watching: its writes are found below.
+            popped = self._pop_mode()
+            st.steps.append((opt, user_site(2), params, [p._version for p in params],
+                             popped))
+
+        def step_post(opt, args, kwargs):
+            if not st.steps:
+                return
+            opt, site, params, versions, popped = st.steps.pop()
+            # One record per step, not per parameter: the versions say which
+            # parameters it wrote (read at a failure, _analysis.py).
+            log = st.step_log.get(id(opt))
+            if log is None:
+                log = st.step_log[id(opt)] = collections.deque(maxlen=64)
+            log.append((Write("optimizer", f"{type(opt).__name__}.step()", site,
+                              grad_enabled=False, optimizer=opt),
+                        params, versions, [p._version for p in params]))
+            if popped:
+                self._push_mode()
+
+        self.handles.append(optim_mod.register_optimizer_step_pre_hook(step_pre))
+        self.handles.append(optim_mod.register_optimizer_step_post_hook(step_post))
+
+        self._patch_ddp()
+        if st.armed:
+            self.mode = _WriteMode(st)
+            self.mode.__enter__()
+            # torch's own Python code runs slower with any mode on the stack
+            # (measured: about 0.1 ms a call for each of these on the small
+            # benchmark model) and writes nothing a graph saved.
+            self._without_mode(torch.Tensor, "backward")
+            self._without_mode(torch.optim.Optimizer, "zero_grad")
+
+    def _without_mode(self, owner: type, name: str) -> None:
+        """owner.name, wrapped to run with the armed mode off the stack."""
+        original = owner.__dict__.get(name)
+        if original is None or getattr(original, "_ddpguard_without_mode", False):
+            return
+        recorder = self
+
+        @functools.wraps(original)
+        def without_mode(*args, **kwargs):
+            popped = recorder._pop_mode()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if popped:
+                    recorder._push_mode()
+
+        without_mode._ddpguard_without_mode = True  # type: ignore[attr-defined]
+        setattr(owner, name, without_mode)
+        self.restore.append(lambda: setattr(owner, name, original))
+
+    def _pop_mode(self) -> bool:
+        """Takes the armed mode off the torch-function mode stack if it is on
+        top (so torch's own code runs at full speed); False if it was not."""
+        mode = self.mode
+        if mode is None or self.state.mode_off:
+            return False
+        n = torch._C._len_torch_function_stack()
+        if n == 0 or torch._C._get_function_stack_at(n - 1) is not mode:
+            return False  # another mode above ours: leave the stack alone
+        torch._C._pop_torch_function_stack()
+        self.state.mode_off = True
+        return True
+
+    def _push_mode(self) -> None:
+        torch._C._push_on_torch_function_stack(self.mode)
+        self.state.mode_off = False
+
+    def reset(self) -> None:
+        """Forgets optimizer steps that raised (their post-hook never ran)."""
+        st = self.state
+        while st.steps:
+            if st.steps.pop()[-1]:
+                self._push_mode()
+
+    def _wrap_module_call(self) -> None:
+        """nn.Module.__call__, wrapped: the outermost forward's call site and
+        autograd sequence range, the modules whose forward runs (for names),
+        and, in the armed mode, torch's own modules run without the mode
+        (their ops cannot write but through their arguments, which are
+        compared here). The global forward hooks would give the same, but
+        force every module call onto the slow path (measured: +11% per step
+        on the small benchmark model)."""
+        st = self.state
+        recorder = self
+        original = torch.nn.Module.__call__
+        builtin: dict[type, bool] = {}
+
+        def __call__(module, *args, **kwargs):
+            kind = type(module)
+            own = builtin.get(kind)
+            if own is None:
+                own = builtin[kind] = kind.__module__.startswith("torch.")
+            if st.stack:  # inside a forward: the fast paths
+                if recorder.mode is None or (own and st.mode_off):
+                    return original(module, *args, **kwargs)
+                if not own and not st.mode_off:
+                    st.stack.append(module)  # names the module of a write
+                    try:
+                        return original(module, *args, **kwargs)
+                    finally:
+                        st.stack.pop()
+            outermost = not st.stack
+            if outermost:
+                site = st.forward_site = user_site(2)
+                lo = _next_sequence_nr() if _next_sequence_nr else st.timeline.last_hi
+                if id(module) not in st.roots:
+                    st.roots[id(module)] = weakref.ref(
+                        module, lambda ref, key=id(module):
+                        st.roots.get(key) is ref and st.roots.pop(key))
+            st.stack.append(module)
+            switched = 0
+            seen = None
+            if recorder.mode is not None:
+                if own and not st.mode_off:
+                    if recorder._pop_mode():
+                        switched = 1
+                        seen = _tensor_versions(args, kwargs)
+                elif not own and st.mode_off and not st.steps:
+                    recorder._push_mode()
+                    switched = -1
+            result = None
+            try:
+                result = original(module, *args, **kwargs)
+                return result
+            finally:
+                if switched == 1:
+                    for t, v in seen:
+                        now = t._version
+                        if now != v:
+                            st.writes.add(t, now, Write(
+                                "inplace", f"nn.{kind.__name__}(inplace=True)"
+                                if getattr(module, "inplace", False) is True else
+                                f"{kind.__name__}.forward", user_site(1),
+                                grad_enabled=torch.is_grad_enabled(), module=module))
+                    recorder._push_mode()
+                elif switched == -1:
+                    recorder._pop_mode()
+                st.stack.pop()
+                if outermost:
+                    hi = (_next_sequence_nr() if _next_sequence_nr
+                          else _output_sequence_hi(result))
+                    st.timeline.add(Span(lo, hi, site, f"forward of {kind.__name__}",
+                                         module))
+                    st.forward_site = None
+
+        __call__.__wrapped__ = original  # type: ignore[attr-defined]
+        torch.nn.Module.__call__ = __call__
+        self.restore.append(lambda: setattr(torch.nn.Module, "__call__", original))
+
+    def _patch_ddp(self) -> None:
+        try:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+        except ImportError:
+            return
+        original = DDP.__dict__.get("_sync_buffers")
+        if original is None:
+            return
+        st = self.state
+
+        def _sync_buffers(ddp, *args, **kwargs):
+            buffers = list(ddp.module.buffers())
+            before = [b._version for b in buffers]
+            result = original(ddp, *args, **kwargs)
+            site = st.forward_site if st.stack else user_site(2)
+            what = "DistributedDataParallel's buffer broadcast from rank 0"
+            for b, v in zip(buffers, before):
+                now = b._version
+                if now != v:
+                    st.writes.add(b, now, Write("ddp", what, site, grad_enabled=False,
+                                                module=ddp,
+                                                in_forward=site if st.stack else None))
+            return result
+
+        _sync_buffers.__wrapped__ = original  # type: ignore[attr-defined]
+        DDP._sync_buffers = _sync_buffers
+        self.restore.append(lambda: setattr(DDP, "_sync_buffers", original))
+
+    def uninstall(self) -> None:
+        if self.mode is not None and not self.state.mode_off:
+            try:
+                self.mode.__exit__(None, None, None)
+            except (RuntimeError, AssertionError):
+                pass  # another mode was pushed above it; it is left inert
+            self.mode = None
+        for h in self.handles:
+            h.remove()
+        self.handles.clear()
+        for undo in self.restore:
+            undo()
+        self.restore.clear()
