@@ -97,7 +97,8 @@ static const Expr *freshOptionsInit(const Construction &C,
 }
 
 static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
-                                           ASTContext &Context);
+                                           ASTContext &Context,
+                                           TorchVersion Version);
 
 bool claimConstructions(FixOutcome &Outcome,
                         llvm::DenseSet<const Construction *> &Fixed) {
@@ -118,7 +119,8 @@ bool claimConstructions(FixOutcome &Outcome,
   return !Outcome.Edits.empty();
 }
 
-using ConstructionFix = FixOutcome (*)(const Construction &, ASTContext &);
+using ConstructionFix =
+    llvm::function_ref<FixOutcome(const Construction &, ASTContext &)>;
 
 /// Fix at C, or for a parameter whose callers are all seen at each caller's
 /// construction that Needs it; no fix at all when one of those has none.
@@ -148,8 +150,9 @@ static FixOutcome atConstructions(const Construction &C, ASTContext &Context,
 }
 
 static FixOutcome makeBroadcastFixAt(const Construction &C,
-                                     ASTContext &Context) {
-  FixOutcome Outcome = makeBroadcastFixAnywhere(C, Context);
+                                     ASTContext &Context,
+                                     TorchVersion Version) {
+  FixOutcome Outcome = makeBroadcastFixAnywhere(C, Context, Version);
   if (!Outcome.applies())
     return Outcome;
   return requireFileLocations(std::move(Outcome),
@@ -158,8 +161,12 @@ static FixOutcome makeBroadcastFixAt(const Construction &C,
                                   "' is in a macro expansion");
 }
 
-FixOutcome makeBroadcastFix(const Construction &C, ASTContext &Context) {
-  return atConstructions(C, Context, makeBroadcastFixAt,
+FixOutcome makeBroadcastFix(const Construction &C, ASTContext &Context,
+                            TorchVersion Version) {
+  return atConstructions(C, Context,
+                         [&](const Construction &At, ASTContext &In) {
+                           return makeBroadcastFixAt(At, In, Version);
+                         },
                          [](const Construction &From) {
                            return From.broadcasts();
                          });
@@ -170,8 +177,12 @@ std::string constructionNotVisible(StringRef Object) {
 }
 
 static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
-                                           ASTContext &Context) {
+                                           ASTContext &Context,
+                                           TorchVersion Version) {
   const BroadcastSetting &Setting = C.Rule->Broadcast;
+  // The spelling of the version judged by (forward_sync_buffers on 2.13+);
+  // a setter the code already calls keeps its name, as an alias it works.
+  StringRef Setter = Setting.setterAt(Version);
   std::string Name = C.Object->getNameAsString();
   if (!C.Expr)
     return reason(constructionNotVisible(Name));
@@ -188,13 +199,13 @@ static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
   case BroadcastSetting::Kind::OptionBuilder: {
     // Extend a fresh options chain; never mutate a copied-from object.
     if (const Expr *Init = freshOptionsInit(C, Context))
-      return appendSetter(Init, Setting.Setter, "false", Context);
+      return appendSetter(Init, Setter, "false", Context);
     if (C.Options)
-      return appendSetter(C.Options, Setting.Setter, "false", Context);
+      return appendSetter(C.Options, Setter, "false", Context);
     return appendArgument(C, Setting.Argument,
-                          Setting.OptionsType + "()." + Setting.Setter +
+                          Setting.OptionsType + "()." + Setter.str() +
                               "(false)",
-                          Context);
+                          Context, Setter);
   }
   case BroadcastSetting::Kind::ConstructorArgument:
     return appendArgument(C, Setting.Argument, "false", Context);

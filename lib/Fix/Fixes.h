@@ -63,9 +63,10 @@ inline FixOutcome requireFileLocations(FixOutcome Outcome, std::string Reason) {
 std::string constructionNotVisible(llvm::StringRef Object);
 
 /// Sets broadcast_buffers to false at the construction, or for a parameter
-/// whose callers are all seen at each caller's construction that broadcasts.
+/// whose callers are all seen at each caller's construction that broadcasts,
+/// with the setter's spelling on LibTorch Version.
 FixOutcome makeBroadcastFix(const clangfe::Construction &C,
-                            clang::ASTContext &Context);
+                            clang::ASTContext &Context, TorchVersion Version);
 
 /// Sets the rule's once-per-backward buffer policy at the construction, with
 /// the forms of makeBroadcastFix; no fix, and why, when the rule has no such

@@ -559,7 +559,13 @@ DDPObjects::findOptionSetter(const Construction &C, const Expr *Options,
 }
 
 void DDPObjects::evaluateOptions(Construction &C, const Expr *Options) {
-  OptionSetter Broadcast = findOptionSetter(C, Options, C.Rule->Broadcast.Setter);
+  // Of a renamed setter's spellings the newer wins, as in PyTorch 2.13.
+  OptionSetter Broadcast;
+  for (StringRef Setter : C.Rule->Broadcast.setters()) {
+    Broadcast = findOptionSetter(C, Options, Setter);
+    if (Broadcast.Argument || Broadcast.Unknown)
+      break;
+  }
   C.OptionsVar = Broadcast.Variable;
   if (Broadcast.Argument) {
     C.Setting = Broadcast.Argument;

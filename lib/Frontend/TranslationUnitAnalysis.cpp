@@ -13,8 +13,10 @@ namespace clangfe {
 
 TranslationUnitAnalysis::TranslationUnitAnalysis(ASTContext &Context,
                                                  const RuleSet &Rules,
-                                                 bool AssumeModulesHaveBuffers)
-    : Context(Context), Objects(Context, Rules, AssumeModulesHaveBuffers) {}
+                                                 bool AssumeModulesHaveBuffers,
+                                                 TorchVersion Version)
+    : Context(Context), Version(Version),
+      Objects(Context, Rules, AssumeModulesHaveBuffers) {}
 
 void TranslationUnitAnalysis::addCandidate(const FunctionDecl *Function) {
   // LibTorch's own code, included with -I, is no candidate.
@@ -115,6 +117,13 @@ TranslationUnitAnalysis::analyse(const FunctionDecl *Function) {
     InProgress.insert(Function);
     auto A = std::make_unique<Analysed>();
     A->Translation = translateFunction(Function, Objects, *this);
+    // A broadcast that puts the version counters back overwrites the saved
+    // buffers without autograd noticing: for the hazard it does not clobber.
+    TranslatedFunction &T = A->Translation;
+    for (ObjectId O = 0; O < T.Graph.numObjects(); ++O)
+      if (Objects.construction(T.Objects[O]).Rule->preservesVersionCounters(
+              Version))
+        T.Graph.object(O).BroadcastsBuffers = false;
     model::AnalysisOptions Options;
     Options.ListHazards = false;
     A->Result = analyzeHazards(A->Translation.Graph, Options);

@@ -2,7 +2,8 @@
 //
 // Finds the functions that forward on a DDP object (directly or through
 // helpers), summarises helpers lazily, runs the hazard analysis on each such
-// function and reports each second forward once.
+// function and reports each second forward once, as the failure is on one
+// LibTorch version.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,8 +49,9 @@ struct Finding {
 
 class TranslationUnitAnalysis : public SummaryProvider {
 public:
+  /// Version: the LibTorch the findings are judged by (LibTorchVersion.h).
   TranslationUnitAnalysis(clang::ASTContext &Context, const RuleSet &Rules,
-                          bool AssumeModulesHaveBuffers);
+                          bool AssumeModulesHaveBuffers, TorchVersion Version);
 
   /// A function definition outside system headers that may need analysis.
   void addCandidate(const clang::FunctionDecl *Function);
@@ -59,6 +61,7 @@ public:
   const Summary *summaryFor(const clang::FunctionDecl *Callee) override;
   bool reachesOutOfSight(const clang::FunctionDecl *Callee) override;
   DDPObjects &objects() { return Objects; }
+  TorchVersion version() const { return Version; }
 
 private:
   struct ScanInfo {
@@ -90,6 +93,7 @@ private:
                                 clang::SourceLocation B);
 
   clang::ASTContext &Context;
+  TorchVersion Version;
   DDPObjects Objects;
   std::vector<const clang::FunctionDecl *> Candidates;
   llvm::DenseMap<const clang::FunctionDecl *, ScanInfo> Scans;

@@ -14,6 +14,11 @@ struct RuleFile {
   std::vector<WrapperRule> Wrappers;
 };
 
+/// preserves-version-counters: true, false or the version it begins with.
+struct VersionCounterPolicy {
+  std::optional<TorchVersion> From;
+};
+
 struct ModuleLocation {
   std::optional<unsigned> TemplateArgument;
   std::optional<unsigned> ConstructorArgument;
@@ -35,6 +40,52 @@ template <> struct ScalarEnumerationTraits<BroadcastSetting::Kind> {
   }
 };
 
+template <> struct ScalarTraits<TorchVersion> {
+  static void output(const TorchVersion &Value, void *, raw_ostream &Out) {
+    Out << Value.str();
+  }
+  static StringRef input(StringRef Text, void *, TorchVersion &Value) {
+    std::optional<TorchVersion> Parsed = TorchVersion::parse(Text);
+    if (!Parsed)
+      return "expected a LibTorch version such as 2.12.1";
+    Value = *Parsed;
+    return StringRef();
+  }
+  static QuotingType mustQuote(StringRef) { return QuotingType::None; }
+};
+
+template <> struct ScalarTraits<VersionCounterPolicy> {
+  static void output(const VersionCounterPolicy &Value, void *,
+                     raw_ostream &Out) {
+    Out << (!Value.From                   ? "false"
+            : *Value.From == TorchVersion() ? "true"
+                                            : Value.From->str());
+  }
+  static StringRef input(StringRef Text, void *, VersionCounterPolicy &Value) {
+    if (std::optional<bool> Flag = parseBool(Text)) {
+      Value.From = *Flag ? std::optional<TorchVersion>(TorchVersion())
+                         : std::nullopt;
+      return StringRef();
+    }
+    if ((Value.From = TorchVersion::parse(Text)))
+      return StringRef();
+    return "expected true, false or the LibTorch version it begins with, "
+           "such as 2.12.1";
+  }
+  static QuotingType mustQuote(StringRef) { return QuotingType::None; }
+};
+
+template <> struct MappingTraits<RenamedSetter> {
+  static void mapping(IO &Io, RenamedSetter &Renamed) {
+    Io.mapRequired("setter", Renamed.Setter);
+    Io.mapRequired("from", Renamed.From);
+  }
+  static std::string validate(IO &, RenamedSetter &Renamed) {
+    if (Renamed.Setter.empty())
+      return "'renamed' needs a non-empty 'setter'";
+    return "";
+  }
+};
 /// An earlier error stopped the reading (rules are only read, through
 /// yaml::Input).
 static bool failedBefore(IO &Io) {
@@ -47,6 +98,7 @@ template <> struct MappingTraits<BroadcastSetting> {
     Io.mapOptional("argument", Setting.Argument, 0u);
     Io.mapOptional("options-type", Setting.OptionsType);
     Io.mapOptional("setter", Setting.Setter);
+    Io.mapOptional("renamed", Setting.Renamed);
     Io.mapOptional("name", Setting.FieldName);
     Io.mapOptional("default", Setting.Default, true);
   }
@@ -58,7 +110,9 @@ template <> struct MappingTraits<BroadcastSetting> {
     case BroadcastSetting::Kind::OptionBuilder:
       if (Setting.OptionsType.empty() || Setting.Setter.empty())
         return "an option-builder setting needs 'options-type' and 'setter'";
-      break;
+      if (Setting.Renamed && Setting.Renamed->Setter == Setting.Setter)
+        return "'renamed' must name a different setter";
+      return "";
     case BroadcastSetting::Kind::Field:
       if (Setting.FieldName.empty())
         return "a field setting needs 'name'";
@@ -66,6 +120,8 @@ template <> struct MappingTraits<BroadcastSetting> {
     case BroadcastSetting::Kind::ConstructorArgument:
       break;
     }
+    if (Setting.Renamed)
+      return "'renamed' is for a setter: it needs kind option-builder";
     return "";
   }
 };
@@ -115,6 +171,9 @@ template <> struct MappingTraits<WrapperRule> {
     Io.mapOptional("fused-forward", Rule.FusedForward);
     Io.mapRequired("broadcast-buffers", Rule.Broadcast);
     Io.mapOptional("once-per-backward", Rule.OncePerBackward);
+    VersionCounterPolicy Preserves;
+    Io.mapOptional("preserves-version-counters", Preserves);
+    Rule.PreservesVersionCountersFrom = Preserves.From;
   }
   static std::string validate(IO &Io, WrapperRule &Rule) {
     if (failedBefore(Io))
@@ -139,6 +198,49 @@ template <> struct MappingTraits<RuleFile> {
 
 } // namespace yaml
 } // namespace llvm
+
+std::optional<TorchVersion> TorchVersion::parse(llvm::StringRef Text) {
+  llvm::SmallVector<llvm::StringRef, 3> Parts;
+  Text.trim().split(Parts, '.');
+  if (Parts.size() < 2 || Parts.size() > 3)
+    return std::nullopt;
+  unsigned Numbers[3] = {0, 0, 0};
+  for (unsigned I = 0; I < Parts.size(); ++I)
+    if (Parts[I].empty() || Parts[I].getAsInteger(10, Numbers[I]))
+      return std::nullopt;
+  return TorchVersion{Numbers[0], Numbers[1], Numbers[2]};
+}
+
+std::string TorchVersion::str() const {
+  return std::to_string(Major) + "." + std::to_string(Minor) + "." +
+         std::to_string(Patch);
+}
+
+llvm::StringRef BroadcastSetting::setterAt(TorchVersion Version) const {
+  if (Renamed && !(Version < Renamed->From))
+    return Renamed->Setter;
+  return Setter;
+}
+
+std::string BroadcastSetting::nameAt(TorchVersion Version) const {
+  switch (SettingKind) {
+  case Kind::OptionBuilder:
+    return setterAt(Version).str();
+  case Kind::Field:
+    return FieldName;
+  case Kind::ConstructorArgument:
+    break;
+  }
+  return "broadcast_buffers";
+}
+
+llvm::SmallVector<llvm::StringRef, 2> BroadcastSetting::setters() const {
+  llvm::SmallVector<llvm::StringRef, 2> Names;
+  if (Renamed)
+    Names.push_back(Renamed->Setter);
+  Names.push_back(Setter);
+  return Names;
+}
 
 bool WrapperRule::isForwardMethod(llvm::StringRef Name) const {
   return llvm::is_contained(ForwardMethods, Name) || Name == FusedForward;

@@ -2,22 +2,54 @@
 //
 // Rule files (rewrite-rules/*.yaml) describe each DDP wrapper type: its
 // forward entry points, where the wrapped module is, how broadcast_buffers is
-// set at construction, the name of its fused forward and the setter of its
-// once-per-backward buffer policy. See
-// rewrite-rules/README.md for the format.
+// set at construction (and under which name on which LibTorch version), the
+// name of its fused forward, the setter of its once-per-backward buffer
+// policy, and from which version its broadcast preserves the buffers' version
+// counters. See rewrite-rules/README.md for the format.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DDPGUARD_RULES_RULESET_H
 #define DDPGUARD_RULES_RULESET_H
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ddpguard {
+
+/// A LibTorch version, as <torch/version.h> spells it.
+struct TorchVersion {
+  unsigned Major = 0, Minor = 0, Patch = 0;
+
+  /// "2.12.1" or "2.13" (patch 0); nothing else.
+  static std::optional<TorchVersion> parse(llvm::StringRef Text);
+  std::string str() const;
+  friend bool operator<(const TorchVersion &A, const TorchVersion &B) {
+    return std::tie(A.Major, A.Minor, A.Patch) <
+           std::tie(B.Major, B.Minor, B.Patch);
+  }
+  friend bool operator==(const TorchVersion &A, const TorchVersion &B) {
+    return std::tie(A.Major, A.Minor, A.Patch) ==
+           std::tie(B.Major, B.Minor, B.Patch);
+  }
+};
+
+/// The oldest LibTorch ddpguard supports, judged by when no version is
+/// known: the two-forward failure exists there.
+inline constexpr TorchVersion OldestSupportedTorch{2, 11, 0};
+
+/// A newer name of an options setter, from a LibTorch version on; the old
+/// name stays an alias (DDP's broadcast_buffers became forward_sync_buffers
+/// in 2.13).
+struct RenamedSetter {
+  std::string Setter;
+  TorchVersion From;
+};
 
 struct BroadcastSetting {
   enum class Kind {
@@ -34,10 +66,21 @@ struct BroadcastSetting {
   /// OptionBuilder: the options type and its setter.
   std::string OptionsType;
   std::string Setter;
+  /// OptionBuilder: the setter's newer name, if it was renamed.
+  std::optional<RenamedSetter> Renamed;
   /// Field: the field's name.
   std::string FieldName;
   /// The value when nothing sets it.
   bool Default = true;
+
+  /// The setter a fix writes on LibTorch Version.
+  llvm::StringRef setterAt(TorchVersion Version) const;
+  /// What a note calls the setting on Version: the setter or field name.
+  std::string nameAt(TorchVersion Version) const;
+  /// Every setter name that sets it, the one that wins when both are
+  /// called first (as in PyTorch 2.13, where forward_sync_buffers overrides
+  /// the deprecated broadcast_buffers).
+  llvm::SmallVector<llvm::StringRef, 2> setters() const;
 };
 
 /// A buffer policy under which buffers are broadcast only on the first
@@ -68,10 +111,20 @@ struct WrapperRule {
   std::string FusedForward;
   BroadcastSetting Broadcast;
   OncePerBackwardSetting OncePerBackward;
+  /// From which LibTorch version the broadcast puts the buffers' version
+  /// counters back (PyTorch 2.12.1's DDP does, with
+  /// _unsafe_preserve_version_counter), so that autograd no longer notices
+  /// the overwrite; unset when it never does (a plain copy_), {0, 0, 0} when
+  /// it always does.
+  std::optional<TorchVersion> PreservesVersionCountersFrom;
   /// The rule file this rule came from.
   std::string SourceFile;
 
   bool isForwardMethod(llvm::StringRef Name) const;
+  bool preservesVersionCounters(TorchVersion Version) const {
+    return PreservesVersionCountersFrom &&
+           !(Version < *PreservesVersionCountersFrom);
+  }
 };
 
 class RuleSet {

@@ -30,7 +30,9 @@ MultipleForwardBeforeBackwardCheck::MultipleForwardBeforeBackwardCheck(
     StringRef Name, clang::tidy::ClangTidyContext *Context)
     : ClangTidyCheck(Name, Context), RuleFiles(Options.get("RuleFiles", "")),
       FixMode(Options.get("FixMode", "broadcast")),
-      AssumeModulesHaveBuffers(false), Rules(RuleSet::builtin()) {
+      AssumeModulesHaveBuffers(false),
+      TorchVersionOption(Options.get("TorchVersion", "")),
+      Rules(RuleSet::builtin()) {
   // The string accessors: the stock clang-tidy binary exports no
   // instantiation of the typed ones for plugins to use.
   std::string Assume =
@@ -41,6 +43,11 @@ MultipleForwardBeforeBackwardCheck::MultipleForwardBeforeBackwardCheck(
     configurationDiag("invalid configuration value '%0' for option '%1'; "
                       "expected a bool")
         << Assume << (Name + ".AssumeModulesHaveBuffers").str();
+  if (!StringRef(TorchVersionOption).trim().empty() &&
+      !(VersionOverride = TorchVersion::parse(TorchVersionOption)))
+    configurationDiag("invalid configuration value '%0' for option '%1'; "
+                      "expected a LibTorch version such as 2.12.1")
+        << TorchVersionOption << (Name + ".TorchVersion").str();
   llvm::SmallVector<StringRef, 4> Files;
   StringRef(RuleFiles).split(Files, ';', -1, /*KeepEmpty=*/false);
   for (StringRef File : Files)
@@ -59,6 +66,7 @@ void MultipleForwardBeforeBackwardCheck::storeOptions(
   Options.store(Opts, "FixMode", FixMode);
   Options.store(Opts, "AssumeModulesHaveBuffers",
                 AssumeModulesHaveBuffers ? "true" : "false");
+  Options.store(Opts, "TorchVersion", TorchVersionOption);
 }
 
 void MultipleForwardBeforeBackwardCheck::registerMatchers(MatchFinder *Finder) {
@@ -76,8 +84,11 @@ void MultipleForwardBeforeBackwardCheck::check(
   const auto *Function = Result.Nodes.getNodeAs<FunctionDecl>("function");
   if (!Analysis) {
     Context = Result.Context;
+    // Matchers run after the whole translation unit is preprocessed, so
+    // every macro of <torch/version.h> is known by now.
+    Judged = PP ? judgeVersion(*PP, VersionOverride) : JudgedVersion();
     Analysis = std::make_unique<TranslationUnitAnalysis>(
-        *Result.Context, Rules, AssumeModulesHaveBuffers);
+        *Result.Context, Rules, AssumeModulesHaveBuffers, Judged.Version);
     Fuser = std::make_unique<fix::FuseFixer>(Analysis->objects(), *Context);
   }
   if (Function->hasBody() && !Function->isDependentContext())
@@ -153,25 +164,24 @@ std::string MultipleForwardBeforeBackwardCheck::oncePerBackwardFailure(
 }
 
 void MultipleForwardBeforeBackwardCheck::noteCallerConstructions(
-    const Construction &C) {
+    const Construction &C, StringRef Option) {
   for (const CallerSource &Source : C.Callers.Sources) {
     const Construction &From = *Source.From;
     // A temporary's construction stands for the parameter it is passed for.
     std::string Object = isa<ParmVarDecl>(From.Object)
                              ? "the temporary"
                              : "'" + From.Object->getNameAsString() + "'";
-    std::string Setting;
+    std::string Setting = "'" + Option.str() + "' ";
     if (From.OncePerBackward)
       Setting = "buffers are broadcast once per backward";
     else if (From.Broadcast == BroadcastState::Unknown)
-      Setting = "'broadcast_buffers' is set to a value not known at compile "
-                "time; assuming true";
+      Setting += "is set to a value not known at compile time; assuming true";
     else if (!From.broadcasts())
-      Setting = "'broadcast_buffers' is false";
+      Setting += "is false";
     else if (From.Broadcast == BroadcastState::SetTrue)
-      Setting = "'broadcast_buffers' is set to true";
+      Setting += "is set to true";
     else
-      Setting = "'broadcast_buffers' is true by default";
+      Setting += "is true by default";
     std::string Callee =
         describeCallee(Source.Calls.back()->getDirectCallee());
     std::string Path = Source.Calls.size() == 1
@@ -186,31 +196,33 @@ void MultipleForwardBeforeBackwardCheck::noteCallerConstructions(
 
 void MultipleForwardBeforeBackwardCheck::noteConstruction(
     const Finding &F, const Construction &C) {
+  std::string Option = C.Rule->Broadcast.nameAt(Judged.Version);
   if (C.Callers.Complete) {
-    noteCallerConstructions(C);
+    noteCallerConstructions(C, Option);
     return;
   }
   std::string Name = F.Object->getNameAsString();
   switch (C.Broadcast) {
   case BroadcastState::SetTrue:
-    diag(C.Setting->getBeginLoc(), "'broadcast_buffers' is set to true here",
-         DiagnosticIDs::Note);
+    diag(C.Setting->getBeginLoc(), "'%0' is set to true here",
+         DiagnosticIDs::Note)
+        << Option;
     break;
   case BroadcastState::Default:
     diag(C.Expr ? C.Expr->getBeginLoc() : F.Object->getLocation(),
-         "'broadcast_buffers' is true by default in this construction of '%0'",
+         "'%1' is true by default in this construction of '%0'",
          DiagnosticIDs::Note)
-        << Name;
+        << Name << Option;
     break;
   case BroadcastState::Unknown:
   case BroadcastState::SetFalse:
     diag(C.Setting ? C.Setting->getBeginLoc() : F.Object->getLocation(),
-         C.Setting ? "'broadcast_buffers' is set here to a value not known at "
-                     "compile time; assuming true"
-                   : "'%0' is constructed out of sight; assuming "
-                     "'broadcast_buffers' is true, the default",
+         C.Setting ? "'%1' is set here to a value not known at compile time; "
+                     "assuming true"
+                   : "'%0' is constructed out of sight; assuming '%1' is "
+                     "true, the default",
          DiagnosticIDs::Note)
-        << Name;
+        << Name << Option;
     break;
   }
   if (const CallExpr *Factory = Analysis->objects().factoryCall(F.Object))
@@ -235,7 +247,7 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   // already or it would leave a forward that still broadcasts.
   fix::FixOutcome Broadcast;
   if (!OnceFirst)
-    Broadcast = fix::makeBroadcastFix(C, *Context);
+    Broadcast = fix::makeBroadcastFix(C, *Context, Judged.Version);
   else if (C.OncePerBackward)
     Broadcast.Reason = "'" + Name + "' broadcasts buffers once per backward "
                        "already";
@@ -350,9 +362,10 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
       "each rank then keeps its own running statistics, no longer rank 0's "
       "(BatchNorm's running_mean and running_var)";
 
-  const char *CannotBroadcast =
+  std::string Option = Rule->Broadcast.nameAt(Judged.Version);
+  std::string CannotBroadcast =
       OnceFirst ? "cannot broadcast buffers once per backward automatically: %0"
-                : "cannot set 'broadcast_buffers' to false automatically: %0";
+                : "cannot set '" + Option + "' to false automatically: %0";
   const fix::FixOutcome &Alternative = FuseFirst ? Broadcast : Fuse;
   const fix::FixOutcome &Primary = FuseFirst ? Fuse : Broadcast;
   if (!Primary.applies() && !Primary.Reason.empty())
@@ -362,8 +375,8 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
         << Primary.Reason;
   if (Alternative.applies()) {
     auto Note = diag(locationOf(F.Second),
-                     FuseFirst ? "or set 'broadcast_buffers' to false, which "
-                                 "changes behaviour: %0"
+                     FuseFirst ? "or set '" + Option +
+                                     "' to false, which changes behaviour: %0"
                                : "or fuse the forwards into one call",
                      DiagnosticIDs::Note);
     if (FuseFirst)
@@ -378,7 +391,7 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
   }
   if (!FuseFirst && !OnceFirst && Broadcast.applies())
     diag(locationOf(F.Second), "%0: %1%2", DiagnosticIDs::Note)
-        << BroadcastFixNote << Behaviour
+        << broadcastFixNote(Option) << Behaviour
         << (KeepInSync.empty() ? "" : "; " + KeepInSync + " keeps buffers in sync");
   if (OnceFirst && Broadcast.applies())
     diag(locationOf(F.Second),
@@ -388,6 +401,30 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
          DiagnosticIDs::Note)
         << OncePerBackwardFixNote << Rule->OncePerBackward.Setter
         << Rule->OncePerBackward.Value << Name;
+  noteVersion(F, *Rule);
+}
+
+void MultipleForwardBeforeBackwardCheck::noteVersion(const Finding &F,
+                                                     const WrapperRule &Rule) {
+  // PyTorch's DDP preserves the version counters from 2.12.1: say when a
+  // wrapper that is judged on such a version does not.
+  static constexpr TorchVersion PyTorchPreserves{2, 12, 1};
+  const std::optional<TorchVersion> &From = Rule.PreservesVersionCountersFrom;
+  std::string Why;
+  if (!From && !(Judged.Version < PyTorchPreserves))
+    Why = "; '" + Rule.Type + "' does not put the buffers' version counters "
+          "back after its broadcast, as PyTorch's DDP does from " +
+          PyTorchPreserves.str() + " on (its rule in '" + Rule.SourceFile +
+          "' has no 'preserves-version-counters')";
+  diag(locationOf(F.Second), "judged by %0%1", DiagnosticIDs::Note)
+      << Judged.describe() << Why;
+  if (From && Judged.Version < *From)
+    diag(locationOf(F.Second),
+         "or build against LibTorch %0 or later: there '%1' puts the buffers' "
+         "version counters back after its broadcast, as PyTorch's DDP does, "
+         "and these forwards no longer fail",
+         DiagnosticIDs::Note)
+        << From->str() << Rule.Type;
 }
 
 } // namespace tidy

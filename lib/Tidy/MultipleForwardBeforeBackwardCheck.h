@@ -14,6 +14,9 @@
 //   AssumeModulesHaveBuffers  assume the wrapped module's forward saves a
 //                             buffer for backward, even where it provably
 //                             saves none (default false)
+//   TorchVersion              the LibTorch version to judge by (e.g.
+//                             2.12.1); default: what <torch/version.h>
+//                             defines, else 2.11.0
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,7 @@
 #define DDPGUARD_TIDY_MULTIPLEFORWARDBEFOREBACKWARDCHECK_H
 
 #include "Fix/Fixes.h"
+#include "Frontend/LibTorchVersion.h"
 #include "Frontend/TranslationUnitAnalysis.h"
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseSet.h"
@@ -33,8 +37,13 @@ class MultipleForwardBeforeBackwardCheck : public clang::tidy::ClangTidyCheck {
 public:
   /// How the note that comes with a broadcast fix on the warning begins; the
   /// CLI finds it to say so in its --fix summary and SARIF fixes.
-  static constexpr llvm::StringLiteral BroadcastFixNote =
-      "the fix sets 'broadcast_buffers' to false, which changes behaviour";
+  static constexpr llvm::StringLiteral BroadcastFixNote = "the fix sets '";
+  /// That note's first words for the setting named Option
+  /// ('broadcast_buffers', 'forward_sync_buffers').
+  static std::string broadcastFixNote(llvm::StringRef Option) {
+    return (BroadcastFixNote + Option + "' to false, which changes behaviour")
+        .str();
+  }
   /// How the note that comes with a once-per-backward fix on the warning
   /// begins.
   static constexpr llvm::StringLiteral OncePerBackwardFixNote =
@@ -53,6 +62,11 @@ public:
       const clang::LangOptions &LangOpts) const override {
     return LangOpts.CPlusPlus17;
   }
+  void registerPPCallbacks(const clang::SourceManager &SM,
+                           clang::Preprocessor *PP,
+                           clang::Preprocessor *ModuleExpanderPP) override {
+    this->PP = PP;
+  }
   void registerMatchers(clang::ast_matchers::MatchFinder *Finder) override;
   void check(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
   void onEndOfTranslationUnit() override;
@@ -64,14 +78,22 @@ private:
   void noteConstruction(const clangfe::Finding &F,
                         const clangfe::Construction &C);
   /// A parameter's notes: each caller's construction and how it gets there.
-  void noteCallerConstructions(const clangfe::Construction &C);
+  void noteCallerConstructions(const clangfe::Construction &C,
+                               llvm::StringRef Option);
+  /// Which LibTorch the finding is judged by and, where a newer one would
+  /// not fail, the upgrade.
+  void noteVersion(const clangfe::Finding &F, const WrapperRule &Rule);
   /// Why the once-per-backward policy would not remove the finding.
   std::string oncePerBackwardFailure(const clangfe::Finding &F) const;
 
   std::string RuleFiles;
   std::string FixMode;
   bool AssumeModulesHaveBuffers;
+  std::string TorchVersionOption;
+  std::optional<TorchVersion> VersionOverride;
   RuleSet Rules;
+  clang::Preprocessor *PP = nullptr;
+  clangfe::JudgedVersion Judged;
   std::unique_ptr<clangfe::TranslationUnitAnalysis> Analysis;
   std::unique_ptr<fix::FuseFixer> Fuser;
   clang::ASTContext *Context = nullptr;

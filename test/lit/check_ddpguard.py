@@ -2,8 +2,11 @@
 """Runs one checker test the way clang-tidy's check_clang_tidy.py does, twice:
 through the clang-tidy-19 plugin and through the ddpguard CLI.
 
-  check_ddpguard.py [--fix-mode=M] [--rules=F] [--check-suffix=S]
+  check_ddpguard.py [--fix-mode=M] [--rules=F] [--option=K=V] [--check-suffix=S]
                     <input.cpp> <temp> -- <compile flags>
+
+--option sets a check option: for clang-tidy in -config, for the CLI in a
+.clang-tidy next to the checked file.
 
 For each front end: the CHECK-MESSAGES[-S] lines must match the diagnostics
 (and nothing else may warn), the fixed file must match CHECK-FIXES[-S], and
@@ -38,7 +41,7 @@ def fail(message, result=None):
 
 
 def tidy_command(args, path, flags, fix):
-    options = {"FixMode": args.fix_mode}
+    options = {"FixMode": args.fix_mode, **dict(args.option)}
     if args.rules:
         options["RuleFiles"] = ";".join(os.path.abspath(r) for r in args.rules)
     config = "{CheckOptions: {" + ", ".join(
@@ -62,6 +65,13 @@ def check_front_end(name, command, args, input_file, cleaned, temp, flags,
                     prefixes):
     messages, fixes = prefixes
     path = f"{temp}.{name}.cpp"
+    if args.option:
+        # Its own folder, so that the .clang-tidy reaches no other test.
+        os.makedirs(temp + ".d", exist_ok=True)
+        path = os.path.join(temp + ".d", f"{name}.cpp")
+        with open(os.path.join(temp + ".d", ".clang-tidy"), "w") as f:
+            f.write("CheckOptions:\n" + "".join(
+                f"  {CHECK}.{k}: '{v}'\n" for k, v in args.option))
     with open(path, "w") as f:
         f.write(cleaned)
     # clang-tidy exits non-zero on compiler errors; the CLI exits 2.
@@ -99,6 +109,9 @@ def main():
     parser.add_argument("--filecheck", required=True)
     parser.add_argument("--fix-mode", default="broadcast")
     parser.add_argument("--rules", action="append", default=[])
+    parser.add_argument("--option", action="append", default=[],
+                        type=lambda kv: tuple(kv.split("=", 1)),
+                        help="a check option, KEY=VALUE")
     parser.add_argument("--check-suffix", default="")
     parser.add_argument("--allow-fixes", action="store_true",
                         help="fixes may be made without CHECK-FIXES lines")

@@ -57,6 +57,20 @@ if torch_dirs and os.path.isdir(config.runtime_include_dir):
         + " ".join("-I" + d for d in torch_dirs)
         + " -I" + config.runtime_include_dir))
 
+# LibTorch 2.15's real headers, where scripts/setup.sh installed the wheel in
+# .venvs/torch-2.15.0: 2.14+ headers need C++20.
+import glob
+torch215 = sorted(glob.glob(os.path.join(
+    config.ddpguard_source_dir, ".venvs", "torch-2.15.0", "lib", "python3*",
+    "site-packages", "torch", "include")))
+if torch215 and os.path.isdir(config.runtime_include_dir):
+    config.available_features.add("libtorch-2.15")
+    config.substitutions.append((
+        "%torch215_flags",
+        "-std=c++20 -DUSE_C10D_GLOO -DUSE_DISTRIBUTED"
+        f" -isystem {torch215[0]} -isystem {torch215[0]}/torch/csrc/api/include"
+        " -I" + config.runtime_include_dir))
+
 # A scratch directory outside any build tree, so that no compile_commands.json
 # is found above it.
 config.substitutions.append(("%outside_tmp", tempfile.mkdtemp(prefix="ddpguard-lit-")))

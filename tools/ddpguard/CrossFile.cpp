@@ -52,6 +52,11 @@ public:
         llvm::yaml::parseBool(Option("AssumeModulesHaveBuffers", "false"))
             .value_or(false);
     FixMode = Option("FixMode", "broadcast");
+    Version = TorchVersion::parse(Option("TorchVersion", ""));
+  }
+  void registerPPCallbacks(const SourceManager &, Preprocessor *PP,
+                           Preprocessor *) override {
+    this->PP = PP;
   }
   bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
     return LangOpts.CPlusPlus17;
@@ -82,6 +87,8 @@ private:
   RuleSet Rules;
   bool AssumeModulesHaveBuffers = false;
   std::string FixMode;
+  std::optional<TorchVersion> Version;
+  Preprocessor *PP = nullptr;
   ASTContext *AST = nullptr;
   std::vector<const FunctionDecl *> Functions;
 };
@@ -89,7 +96,8 @@ private:
 /// Facts read from one AST.
 class Indexer {
 public:
-  explicit Indexer(ASTContext &Context) : Context(Context) {}
+  Indexer(ASTContext &Context, TorchVersion Version)
+      : Context(Context), Version(Version) {}
 
   Place place(SourceLocation Loc) const {
     const SourceManager &SM = Context.getSourceManager();
@@ -134,7 +142,7 @@ public:
     C.OncePerBackward = From.OncePerBackward;
     C.HasBuffers = From.HasBuffers;
     C.Setting = clangfe::describeBroadcast(From);
-    C.BroadcastFix = edits(fix::makeBroadcastFix(From, Context));
+    C.BroadcastFix = edits(fix::makeBroadcastFix(From, Context, Version));
     C.OncePerBackwardFix = edits(fix::makeOncePerBackwardFix(From, Context));
     const OncePerBackwardSetting &Policy = From.Rule->OncePerBackward;
     if (Policy.available())
@@ -174,14 +182,18 @@ public:
 
 private:
   ASTContext &Context;
+  TorchVersion Version;
 };
 
 void IndexCheck::index(ASTContext &Context, Facts &Into) {
+  // Judged by the version the real check judges by.
+  TorchVersion Judged =
+      PP ? clangfe::judgeVersion(*PP, Version).Version : OldestSupportedTorch;
   clangfe::TranslationUnitAnalysis Analysis(Context, Rules,
-                                            AssumeModulesHaveBuffers);
+                                            AssumeModulesHaveBuffers, Judged);
   clangfe::DDPObjects &Objects = Analysis.objects();
   clangfe::CallerIndex Callers(Context, Objects);
-  Indexer Index(Context);
+  Indexer Index(Context, Judged);
 
   // Calls that pass a DDP object to a function defined in another file.
   Callers.forEachCallee([&](const FunctionDecl &Callee,
@@ -515,9 +527,9 @@ bool CrossFileResolver::rewrite(const Need &N, Joined &J, ClangTidyError &F) {
           N.Warning));
     } else {
       FixNotes.push_back(
-          note((tidy::MultipleForwardBeforeBackwardCheck::BroadcastFixNote +
-                ": " + Behaviour)
-                   .str(),
+          note(tidy::MultipleForwardBeforeBackwardCheck::broadcastFixNote(
+                   "broadcast_buffers") +
+                   ": " + Behaviour,
                N.Warning));
     }
     for (auto &[File, Replacements] : Edits)

@@ -1,5 +1,6 @@
 // The contrastive two-view and GAN shapes against the real LibTorch headers
-// (LibTorch 2.11 from the torch wheel) and ddpguard's real runtime header.
+// (LibTorch 2.11 from the torch wheel) and ddpguard's real runtime header;
+// the version is read from them (real-headers-2.15.cpp: 2.15's).
 // REQUIRES: libtorch
 // RUN: %check_ddpguard %s %t -- %torch_flags
 #include <ddpguard/runtime/DistributedDataParallel.h>
@@ -29,6 +30,7 @@ void contrastiveStep(Encoder encoder,
       logits, torch::arange(batch.size(0)));
   loss.backward();
   // CHECK-MESSAGES: :[[@LINE-1]]:8: note: the backward that fails is here
+  // CHECK-MESSAGES: :[[@LINE-8]]:13: note: judged by LibTorch 2.11.{{[0-9]+}}, from <torch/headeronly/version.h>{{$}}
 }
 
 struct DiscriminatorImpl : torch::nn::Module {

@@ -7,6 +7,11 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+// As the real <torch/torch.h> does; test/lit/Inputs/versions/<v> provide one
+// per LibTorch version, and without one no version is defined.
+#if __has_include(<torch/version.h>) && !defined(MOCK_TORCH_OMITS_VERSION)
+#include <torch/version.h>
+#endif
 
 namespace c10 {
 template <typename T> class optional {

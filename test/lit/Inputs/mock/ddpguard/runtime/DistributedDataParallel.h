@@ -16,6 +16,10 @@ enum class BufferBroadcast { kEveryForward, kOncePerBackward };
 class DDPOptions {
 public:
   DDPOptions &broadcast_buffers(bool Value) { Broadcast = Value; return *this; }
+#if defined(TORCH_VERSION_MINOR) && TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 13
+  // 2.13 on, as PyTorch's DDP: broadcast_buffers stays as its alias.
+  DDPOptions &forward_sync_buffers(bool Value) { Broadcast = Value; return *this; }
+#endif
   DDPOptions &find_unused_parameters(bool Value) { FindUnused = Value; return *this; }
   DDPOptions &bucket_cap_mb(double Value) { BucketCap = Value; return *this; }
   DDPOptions &buffer_broadcast(BufferBroadcast Value) { Policy = Value; return *this; }

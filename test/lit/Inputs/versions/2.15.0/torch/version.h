@@ -1,0 +1,6 @@
+// LibTorch 2.15.0's <torch/version.h>, as the torch wheel ships it.
+#pragma once
+#define TORCH_VERSION_MAJOR 2
+#define TORCH_VERSION_MINOR 15
+#define TORCH_VERSION_PATCH 0
+#define TORCH_VERSION "2.15.0"
