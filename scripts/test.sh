@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh || exit 1
 
 build=${DDPGUARD_BUILD_DIR:-build}
+# ccache keys on paths relative to the clone, so a fresh clone (CI's) reuses
+# the objects of an earlier one on the same machine.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 cmake -S . -B "$build" -G Ninja ${DDPGUARD_CMAKE_ARGS:-} >/dev/null || exit 1
 cmake --build "$build" || exit 1
 
