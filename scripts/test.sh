@@ -26,7 +26,7 @@ if [[ ${DDPGUARD_SKIP_NEWEST_TORCH:-0} != 1 ]]; then
   cmake -S . -B "$second" -G Ninja -DDDPGUARD_BUILD_CHECKER=OFF -DDDPGUARD_RUNTIME_TESTS_ONLY=ON \
     -DDDPGUARD_BUILD_BENCHMARKS=OFF -DDDPGUARD_PYTHON="$PWD/.venvs/torch-$newest/bin/python" \
     -DDDPGUARD_CHECKER_BINARY="$(cd "$build" && pwd)/bin/ddpguard" \
-    -DDDPGUARD_CORPUS_SECOND_TORCH="${DDPGUARD_CORPUS_SECOND_TORCH:-OFF}" ${DDPGUARD_CMAKE_ARGS:-} \
+    -DDDPGUARD_CORPUS_SECOND_TORCH="${DDPGUARD_CORPUS_SECOND_TORCH:-ON}" ${DDPGUARD_CMAKE_ARGS:-} \
     >/dev/null || exit 1
   cmake --build "$second" || exit 1
 fi

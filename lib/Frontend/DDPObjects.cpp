@@ -292,8 +292,24 @@ std::optional<ForwardCall> DDPObjects::matchForward(const Stmt *S) {
   return Forward;
 }
 
+/// The value inside an implicit std::optional<bool>(value): LibTorch 2.13's
+/// options hold optional settings, such as ddpguard's broadcast_buffers.
+static const Expr *unwrapOptional(const Expr *E) {
+  const auto *Construct =
+      E ? dyn_cast<CXXConstructExpr>(E->IgnoreImplicit()) : nullptr;
+  if (!Construct || Construct->getNumArgs() != 1)
+    return E;
+  const auto *Record = Construct->getType()->getAsCXXRecordDecl();
+  if (!Record || !Record->isInStdNamespace() || !Record->getIdentifier() ||
+      Record->getName() != "optional")
+    return E;
+  const Expr *Inner = Construct->getArg(0)->IgnoreImplicit();
+  return Inner->getType()->isBooleanType() ? Inner : E;
+}
+
 std::optional<bool> DDPObjects::evaluateBool(const Expr *E) {
   bool Value;
+  E = unwrapOptional(E);
   if (E && !E->isValueDependent() &&
       E->EvaluateAsBooleanCondition(Value, Context))
     return Value;
