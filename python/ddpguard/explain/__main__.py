@@ -4,8 +4,9 @@ python -m ddpguard.explain [--after-failure] -m module args..."""
 from __future__ import annotations
 
 import os
-import runpy
 import sys
+
+from ddpguard import _target
 
 USAGE = ("usage: python -m ddpguard.explain [--after-failure] [--] script.py [args...]\n"
          "       python -m ddpguard.explain [--after-failure] -m module [args...]\n")
@@ -49,14 +50,7 @@ def main(argv: list[str]) -> int:
 
     explain.enable(mode)
     try:
-        if module is not None:
-            sys.argv = [module] + rest
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-        else:
-            script = rest[0]
-            sys.argv = rest
-            sys.path[0] = os.path.dirname(os.path.abspath(script))
-            runpy.run_path(script, run_name="__main__")
+        _target.run(module, rest)
     except BaseException as e:
         if getattr(e, "_ddpguard_explained", False) and explain.last_report():
             # The file now carries the whole traceback, as @record would write it.

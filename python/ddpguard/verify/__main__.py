@@ -4,8 +4,9 @@ python -m ddpguard.verify -m module args..."""
 from __future__ import annotations
 
 import os
-import runpy
 import sys
+
+from ddpguard import _target
 
 USAGE = ("usage: python -m ddpguard.verify [--] script.py [args...]\n"
          "       python -m ddpguard.verify -m module [args...]\n")
@@ -34,13 +35,7 @@ def main(argv: list[str]) -> int:
 
     verify.enable()
     try:
-        if module is not None:
-            sys.argv = [module] + argv
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-        else:
-            sys.argv = argv
-            sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
-            runpy.run_path(argv[0], run_name="__main__")
+        _target.run(module, argv)
     except SystemExit as e:
         verify.finish(None if e.code in (None, 0) else e)
         raise
