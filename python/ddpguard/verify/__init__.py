@@ -138,7 +138,8 @@ class _Entry:
     """What one DDP checked: the counterpart of the runtime's Entry."""
 
     def __init__(self, ddp: DistributedDataParallel, index: int, label: str) -> None:
-        self.ddp = ddp
+        self.ddp: Optional[DistributedDataParallel] = ddp
+        self.broadcast_buffers = bool(ddp.broadcast_buffers)  # a construction option
         self.index = index
         self.label = label
         self.group = getattr(ddp, "process_group", None)
@@ -410,14 +411,22 @@ class _Entry:
             # are measured, as the runtime's destructor does.
             self._check_values(_PARAMETERS, self.steps_completed - 1, False,
                                self.pending_record,
-                               with_buffers=not self.ddp.broadcast_buffers)
+                               with_buffers=not self.broadcast_buffers)
+
+    def release(self) -> None:
+        """Ends the checks and drops the DDP, its group and tensors: while the
+        program destroys its group, its last reference must not be ours."""
+        self.finished = True
+        self.ddp = self.group = None
+        self.params, self.buffers = [], []
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "label": self.label, "device": self.device,
-            "broadcast_buffers": bool(self.ddp.broadcast_buffers),
-            "buffer_broadcast": "every_forward" if self.ddp.broadcast_buffers else "off",
-            "immediate": True, "parameters": len(self.params), "buffers": len(self.buffers),
+            "broadcast_buffers": self.broadcast_buffers,
+            "buffer_broadcast": "every_forward" if self.broadcast_buffers else "off",
+            "immediate": True, "parameters": len(self.param_names),
+            "buffers": len(self.buffer_names),
             "steps_completed": self.steps_completed, "checks": self.checks,
             "max_gradient_divergence": _number(self.max_grad),
             "max_parameter_divergence": _number(self.max_param),
@@ -475,6 +484,11 @@ def enable() -> None:
     def destroy_process_group(*args: Any, **kwargs: Any) -> None:
         if state.failure_status == "":
             state.finish_all()  # the last step's parameters, while the group lives
+        # On torch 2.15 a Gloo group still alive when the interpreter finalizes
+        # can abort the process (test/python/test_explain.py says why): ours
+        # must not be the reference that keeps it.
+        for e in state.entries:
+            e.release()
         destroy(*args, **kwargs)
 
     dist.destroy_process_group = destroy_process_group

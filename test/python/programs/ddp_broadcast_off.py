@@ -1,5 +1,7 @@
 # Control: two forwards before one backward with buffer sync off trains.
 # explain: ranks 2
+import gc
+
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -18,5 +20,7 @@ for step in range(2):
     loss.backward()
     opt.step()
 print(f"rank {dist.get_rank()} loss {loss.item():.6f}")
+del model, opt
+gc.collect()
 dist.barrier()
 dist.destroy_process_group()

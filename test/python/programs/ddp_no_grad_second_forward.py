@@ -4,6 +4,8 @@
 # explain: ranks 2
 # explain: tensor 1.running_mean
 # explain: tensor 1.running_var
+import gc
+
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -25,5 +27,7 @@ opt.zero_grad()
 loss.backward()
 opt.step()
 print(f"rank {dist.get_rank()} loss {loss.item():.6f} score {score.item():.6f}")
+del model, opt
+gc.collect()
 dist.barrier()
 dist.destroy_process_group()

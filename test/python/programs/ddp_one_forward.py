@@ -1,5 +1,7 @@
 # Control: both views through one DDP forward (one broadcast) trains.
 # explain: ranks 2
+import gc
+
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -27,5 +29,7 @@ for step in range(2):
     loss.backward()
     opt.step()
 print(f"rank {dist.get_rank()} loss {loss.item():.6f}")
+del model, opt
+gc.collect()
 dist.barrier()
 dist.destroy_process_group()

@@ -10,6 +10,7 @@
 """
 
 import argparse
+import gc
 
 import torch
 import torch.distributed as dist
@@ -58,6 +59,8 @@ def main() -> None:
         if plant == (rank, step):
             with torch.no_grad():
                 model[3].weight[0, 0] += 1e-3
+    del ddp, opt  # collected, so that the group dies with destroy_process_group
+    gc.collect()  # (torch 2.15 can abort at exit otherwise: test_explain.py)
     dist.barrier()
     dist.destroy_process_group()
     if rank == 0:
