@@ -69,32 +69,20 @@ def _on_failure(exc: BaseException, roots: Any, api: str) -> None:
     _errorfile.write(report, exc)
 
 
-def _wrap_backward(original):
-    def backward(tensors, *args, **kwargs):
-        if _recorder is not None:
+def _wrap(original, what: str):
+    """torch.autograd.backward or grad, explaining a version-counter failure."""
+    def call(tensors, *args, **kwargs):
+        if _recorder is not None and what == "backward":
             _recorder.reset()  # a step that raised left its entry
         try:
             return original(tensors, *args, **kwargs)
         except RuntimeError as e:
             if _analysis.is_version_error(e):
-                _on_failure(e, tensors, "backward")
+                _on_failure(e, tensors, what)
             raise
-    backward.__wrapped__ = original  # type: ignore[attr-defined]
-    backward.__doc__ = original.__doc__
-    return backward
-
-
-def _wrap_grad(original):
-    def grad(outputs, *args, **kwargs):
-        try:
-            return original(outputs, *args, **kwargs)
-        except RuntimeError as e:
-            if _analysis.is_version_error(e):
-                _on_failure(e, outputs, "torch.autograd.grad")
-            raise
-    grad.__wrapped__ = original  # type: ignore[attr-defined]
-    grad.__doc__ = original.__doc__
-    return grad
+    call.__wrapped__ = original  # type: ignore[attr-defined]
+    call.__doc__ = original.__doc__
+    return call
 
 
 def enable(mode: Optional[str] = None) -> None:
@@ -116,8 +104,8 @@ def enable(mode: Optional[str] = None) -> None:
     _recorder = recorder
     _originals["backward"] = torch.autograd.backward
     _originals["grad"] = torch.autograd.grad
-    torch.autograd.backward = _wrap_backward(torch.autograd.backward)
-    torch.autograd.grad = _wrap_grad(torch.autograd.grad)
+    torch.autograd.backward = _wrap(torch.autograd.backward, "backward")
+    torch.autograd.grad = _wrap(torch.autograd.grad, "torch.autograd.grad")
 
 
 def disable() -> None:
