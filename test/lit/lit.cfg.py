@@ -15,7 +15,14 @@ inputs = os.path.join(config.test_source_root, "Inputs")
 check = os.path.join(config.test_source_root, "check_ddpguard.py")
 filecheck = os.path.join(config.llvm_tools_dir, "FileCheck")
 config.substitutions.append(("%inputs", inputs))
-config.substitutions.append(("%mock_flags", "-std=c++17 -isystem " + os.path.join(inputs, "mock")))
+# DDPGUARD_LIT_MOCK_INCLUDE=-I includes the mock LibTorch as the user's own
+# headers: the whole suite must give the same results (LibTorch is known by
+# its namespaces, not by how it is included).
+mock_include = os.environ.get("DDPGUARD_LIT_MOCK_INCLUDE", "-isystem")
+if mock_include not in ("-isystem", "-I"):
+    lit_config.fatal(f"DDPGUARD_LIT_MOCK_INCLUDE={mock_include!r}: expected -isystem or -I")
+config.substitutions.append((
+    "%mock_flags", f"-std=c++17 {mock_include} " + os.path.join(inputs, "mock")))
 config.substitutions.append((
     "%check_ddpguard",
     f"{config.python} {check} --clang-tidy={config.clang_tidy} "
