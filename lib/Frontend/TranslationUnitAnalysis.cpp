@@ -326,7 +326,7 @@ void TranslationUnitAnalysis::report(const Analysed &A,
   };
   llvm::DenseMap<const Expr *, std::pair<size_t, unsigned>> BySecond;
   for (const Clobber &C : A.Result.Clobbers) {
-    OriginId SecondOrigin = C.SecondForward;
+    OriginId SecondOrigin = C.Writer;
     const Site &Second = CallOf(SecondOrigin);
     auto InSameCall = [&](OriginId First) {
       return Second.Via && CallOf(First).Call == Second.Call;
@@ -335,7 +335,7 @@ void TranslationUnitAnalysis::report(const Analysed &A,
     // backwards will do, so the smallest is named.
     std::optional<std::pair<unsigned, OriginId>> Outside;
     std::vector<std::pair<unsigned, OriginId>> Inside;
-    for (unsigned First : C.FirstForwards) {
+    for (unsigned First : C.Savers) {
       std::pair<unsigned, OriginId> Key{Rank[First], First};
       if (InSameCall(First))
         Inside.push_back(Key);
@@ -379,8 +379,8 @@ void TranslationUnitAnalysis::report(const Analysed &A,
     F.SecondOrigin = SecondOrigin;
     SourceLocation FirstLoc = F.First.Call->getBeginLoc();
     SourceLocation SecondLoc = F.Second.Call->getBeginLoc();
-    auto [FirstBlock, FirstIndex] = T.Graph.forwardPosition(Best->First);
-    auto [SecondBlock, SecondIndex] = T.Graph.forwardPosition(SecondOrigin);
+    auto [FirstBlock, FirstIndex] = T.Graph.eventPosition(Best->First);
+    auto [SecondBlock, SecondIndex] = T.Graph.eventPosition(SecondOrigin);
     F.RepeatedInCall = F.First.Call == F.Second.Call && F.Second.Repeats &&
                        FirstBlock == SecondBlock && FirstIndex < SecondIndex;
     if (!F.RepeatedInCall &&
@@ -440,7 +440,7 @@ void TranslationUnitAnalysis::noteEscapes(const Analysed &A,
       continue;
     // The notes name an escape after the first forward and a read after
     // that escape: a value escapes only into calls that run after it.
-    auto [ForwardBlock, ForwardIndex] = T.Graph.forwardPosition(F.FirstOrigin);
+    auto [ForwardBlock, ForwardIndex] = T.Graph.eventPosition(F.FirstOrigin);
     const EscapePoint *Escape = nullptr, *Read = nullptr;
     for (const EscapePoint &R : T.EscapedReads)
       for (const EscapePoint &E : T.Escapes)
@@ -482,12 +482,12 @@ void TranslationUnitAnalysis::noteOncePerBackward(
   AnalysisResult Result = analyzeHazards(Graph, Options);
   const SourceManager &SM = Context.getSourceManager();
   for (const Clobber &C : Result.Clobbers) {
-    const Event &Second = Graph.forwardOf(C.SecondForward);
+    const Event &Second = Graph.forwardOf(C.Writer);
     if (!Graph.object(Second.Object).OncePerBackward)
       continue;
     std::optional<SiteId> Backward;
-    for (unsigned First : C.FirstForwards)
-      if ((Backward = Result.firstBackward(First, C.SecondForward)))
+    for (unsigned First : C.Savers)
+      if ((Backward = Result.firstBackward(First, C.Writer)))
         break;
     if (!Backward)
       continue;

@@ -52,11 +52,20 @@ Event Event::ret(SiteId Site, llvm::ArrayRef<ValueId> Sources) {
   return E;
 }
 
+Event Event::write(SiteId Site, WriteKind Kind,
+                   llvm::ArrayRef<TensorSetId> Sets) {
+  Event E{Kind::Write};
+  E.Site = Site;
+  E.Writes = Kind;
+  E.Sets.assign(Sets.begin(), Sets.end());
+  return E;
+}
+
 EventGraph::EventGraph() : UnknownValue(addValue()) {}
 
 ValueId EventGraph::addInputValue(OriginId &Origin) {
   Origin = NumOrigins++;
-  ForwardOfOrigin.push_back({~0u, ~0u});
+  EventOfOrigin.push_back({~0u, ~0u});
   ValueId V = addValue();
   Inputs.push_back({V, Origin});
   return V;
@@ -71,8 +80,15 @@ ValueId EventGraph::addInputValueOf(OriginId Origin) {
 }
 
 ObjectId EventGraph::addObject(ObjectInfo Info) {
+  Info.Buffers =
+      addTensorSet({TensorSetInfo::Kind::Buffers, Info.Name + "'s buffers"});
   Objects.push_back(std::move(Info));
   return Objects.size() - 1;
+}
+
+TensorSetId EventGraph::addTensorSet(TensorSetInfo Info) {
+  TensorSets.push_back(std::move(Info));
+  return TensorSets.size() - 1;
 }
 
 unsigned EventGraph::addBlock() {
@@ -86,9 +102,10 @@ void EventGraph::addEdge(unsigned From, unsigned To) {
 
 void EventGraph::append(unsigned B, Event E) {
   assert(B < Blocks.size() && "no such block");
-  if (E.EventKind == Event::Kind::Forward) {
+  if (E.EventKind == Event::Kind::Forward ||
+      E.EventKind == Event::Kind::Write) {
     E.Origin = NumOrigins++;
-    ForwardOfOrigin.push_back({B, static_cast<unsigned>(Blocks[B].Events.size())});
+    EventOfOrigin.push_back({B, static_cast<unsigned>(Blocks[B].Events.size())});
   }
   Blocks[B].Events.push_back(std::move(E));
 }
@@ -97,24 +114,40 @@ EventGraph EventGraph::withoutReadsOf(ValueId V) const {
   EventGraph Copy = *this;
   for (Block &B : Copy.Blocks)
     for (Event &E : B.Events)
-      if (!(E.EventKind == Event::Kind::Derive && E.Target == V))
+      if (!(E.EventKind == Event::Kind::Derive && E.Target == V)) {
         llvm::erase(E.Sources, V);
+        for (Save &S : E.Saves)
+          llvm::erase(S.IfRequiresGrad, V);
+      }
   return Copy;
 }
 
 bool EventGraph::isForwardOrigin(OriginId O) const {
-  return O < ForwardOfOrigin.size() && ForwardOfOrigin[O].first != ~0u;
+  return O < EventOfOrigin.size() && EventOfOrigin[O].first != ~0u &&
+         eventOf(O).EventKind == Event::Kind::Forward;
+}
+
+bool EventGraph::isWriteOrigin(OriginId O) const {
+  return O < EventOfOrigin.size() && EventOfOrigin[O].first != ~0u &&
+         eventOf(O).EventKind == Event::Kind::Write;
 }
 
 const Event &EventGraph::forwardOf(OriginId O) const {
-  assert(isForwardOrigin(O) && "origin of an input");
-  auto [B, I] = ForwardOfOrigin[O];
+  assert(isForwardOrigin(O) && "not the origin of a forward");
+  return eventOf(O);
+}
+
+const Event &EventGraph::eventOf(OriginId O) const {
+  assert(O < EventOfOrigin.size() && EventOfOrigin[O].first != ~0u &&
+         "origin of an input");
+  auto [B, I] = EventOfOrigin[O];
   return Blocks[B].Events[I];
 }
 
-std::pair<unsigned, unsigned> EventGraph::forwardPosition(OriginId O) const {
-  assert(isForwardOrigin(O) && "origin of an input");
-  return ForwardOfOrigin[O];
+std::pair<unsigned, unsigned> EventGraph::eventPosition(OriginId O) const {
+  assert(O < EventOfOrigin.size() && EventOfOrigin[O].first != ~0u &&
+         "origin of an input");
+  return EventOfOrigin[O];
 }
 
 } // namespace model

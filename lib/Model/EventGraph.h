@@ -1,9 +1,10 @@
 //===- EventGraph.h - Language-neutral model of a training function -------===//
 //
 // A frontend turns one function into an EventGraph: basic blocks of events
-// (forwards on DDP objects, backwards on values, value derivations) linked by
-// control flow. The hazard analysis runs over this graph alone, so it knows
-// nothing of the language the function was written in.
+// (forwards on modules and DDP objects, writes to sets of tensors, backwards
+// on values, value derivations) linked by control flow. The hazard analysis
+// runs over this graph alone, so it knows nothing of the language the
+// function was written in.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,8 +23,12 @@ namespace model {
 /// A value that can carry autograd history: a variable, a temporary, a
 /// container. Values are numbered densely by the frontend.
 using ValueId = unsigned;
-/// A DDP-wrapped object. Distinct objects never interact.
+/// A module or a DDP-wrapped object. Distinct objects never interact except
+/// through the tensor sets they share.
 using ObjectId = unsigned;
+/// A set of tensors with version counters: what a forward saves for backward
+/// and what a write bumps.
+using TensorSetId = unsigned;
 /// An opaque source position the frontend maps back to its own locations.
 using SiteId = unsigned;
 /// Where history can come from: a forward event, or an input of the function
@@ -32,7 +37,8 @@ using OriginId = unsigned;
 
 struct ObjectInfo {
   std::string Name;
-  /// DDP broadcasts buffers before each forward (PyTorch's default).
+  /// DDP broadcasts buffers before each forward (PyTorch's default). False
+  /// for a plain module.
   bool BroadcastsBuffers = true;
   /// The wrapped module has (or may have) buffers.
   bool HasBuffers = true;
@@ -40,11 +46,39 @@ struct ObjectInfo {
   /// backward reached the module's parameters (ddpguard's
   /// BufferBroadcast::kOncePerBackward), not before every forward.
   bool OncePerBackward = false;
+  /// The object's buffers (EventGraph::addObject adds the set): a grad-mode
+  /// forward saves them iff HasBuffers, the broadcast writes them.
+  TensorSetId Buffers = 0;
 };
+
+struct TensorSetInfo {
+  enum class Kind {
+    /// An object's buffers.
+    Buffers,
+    /// The parameters of a module (what an optimizer built over them steps).
+    Parameters,
+    /// Any other tensors the frontend names (one value's storage).
+    Tensors,
+  };
+  Kind SetKind = Kind::Tensors;
+  std::string Name;
+};
+
+/// A forward saves Set for backward if one of IfRequiresGrad may require
+/// grad (its history is not empty), or always if the list is empty.
+struct Save {
+  TensorSetId Set;
+  llvm::SmallVector<ValueId, 2> IfRequiresGrad;
+};
+
+/// The three ways a write comes about; the same words as the runtime
+/// explainer's records ("ddp", "optimizer", "inplace").
+enum class WriteKind { Broadcast, Step, InPlace };
 
 struct Event {
   enum class Kind {
     /// A forward on Object: Output derives from this forward and from Inputs.
+    /// In grad mode it saves Saves, and its object's buffers if it has any.
     Forward,
     /// A backward (or autograd::grad) through the graphs of Sources. With
     /// ReturnsGradients (autograd::grad) the gradients are stored in Target.
@@ -53,6 +87,11 @@ struct Event {
     Derive,
     /// The function returns a value derived from Sources.
     Return,
+    /// Bumps the version counters of Sets, in any grad mode: every live
+    /// graph of a forward that saved one of them fails if a backward
+    /// traverses it later. A DDP broadcast is the write a forward does
+    /// itself, before it saves.
+    Write,
   };
   Kind EventKind;
   SiteId Site = 0;
@@ -67,8 +106,13 @@ struct Event {
   bool ReturnsGradients = false;
   ValueId Target = 0;
   llvm::SmallVector<ValueId, 4> Sources;
-  /// For forwards: the origin that stands for this forward.
+  /// For forwards and writes: the origin that stands for this event.
   OriginId Origin = 0;
+  /// Forward: what it saves for backward besides its object's buffers.
+  llvm::SmallVector<Save, 1> Saves;
+  /// Write: the sets it bumps, and how.
+  llvm::SmallVector<TensorSetId, 1> Sets;
+  WriteKind Writes = WriteKind::Step;
 
   static Event forward(SiteId Site, ObjectId Object, bool GradEnabled,
                        ValueId Output, llvm::ArrayRef<ValueId> Inputs);
@@ -80,6 +124,8 @@ struct Event {
   static Event derive(ValueId Target, llvm::ArrayRef<ValueId> Sources,
                       bool Strong);
   static Event ret(SiteId Site, llvm::ArrayRef<ValueId> Sources);
+  static Event write(SiteId Site, WriteKind Kind,
+                     llvm::ArrayRef<TensorSetId> Sets);
 };
 
 struct Block {
@@ -100,7 +146,9 @@ public:
   ValueId addInputValue(OriginId &Origin);
   /// A value that starts with the history of an existing input origin.
   ValueId addInputValueOf(OriginId Origin);
+  /// Adds the object and the set of its buffers.
   ObjectId addObject(ObjectInfo Info);
+  TensorSetId addTensorSet(TensorSetInfo Info);
   unsigned addBlock();
   void addEdge(unsigned From, unsigned To);
   /// Appends E to block B; forwards get their origin here.
@@ -114,13 +162,19 @@ public:
   /// For asking what a different buffer policy would change.
   ObjectInfo &object(ObjectId O) { return Objects[O]; }
   unsigned numObjects() const { return Objects.size(); }
+  const TensorSetInfo &tensorSet(TensorSetId S) const { return TensorSets[S]; }
+  unsigned numTensorSets() const { return TensorSets.size(); }
   unsigned numValues() const { return NumValues; }
   unsigned numOrigins() const { return NumOrigins; }
-  /// Origins standing for forwards map to their event; input origins do not.
+  /// Origins standing for forwards and writes map to their event; input
+  /// origins do not.
   bool isForwardOrigin(OriginId O) const;
+  bool isWriteOrigin(OriginId O) const;
   const Event &forwardOf(OriginId O) const;
-  /// Where a forward origin's event is: (block, index in the block).
-  std::pair<unsigned, unsigned> forwardPosition(OriginId O) const;
+  /// The event of a forward or write origin.
+  const Event &eventOf(OriginId O) const;
+  /// Where a forward or write origin's event is: (block, index in the block).
+  std::pair<unsigned, unsigned> eventPosition(OriginId O) const;
   /// Input values with their origins, in the order they were added.
   llvm::ArrayRef<std::pair<ValueId, OriginId>> inputs() const { return Inputs; }
   /// A value that outlives the function (a member, a global): its history
@@ -134,7 +188,8 @@ public:
 private:
   std::vector<Block> Blocks;
   std::vector<ObjectInfo> Objects;
-  std::vector<std::pair<unsigned, unsigned>> ForwardOfOrigin;
+  std::vector<TensorSetInfo> TensorSets;
+  std::vector<std::pair<unsigned, unsigned>> EventOfOrigin;
   std::vector<std::pair<ValueId, OriginId>> Inputs;
   std::vector<ValueId> Escaping;
   unsigned NumValues = 0;

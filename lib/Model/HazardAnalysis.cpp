@@ -51,7 +51,8 @@ public:
     unsigned Event;
     Origins Dead;
   };
-  /// A broadcasting forward and the live forwards on its object before it.
+  /// A write (a Write event or a broadcasting forward) and the live
+  /// forwards that saved what it writes, just before it.
   struct Generation {
     unsigned Event;
     OriginId Second;
@@ -70,8 +71,8 @@ public:
 
   std::vector<llvm::SmallVector<unsigned, 2>> Successors;
   /// The final states: backwards per block in event order, graphs dropped
-  /// per (block, successor index), and per broadcasting forward the live
-  /// forwards on its object before it.
+  /// per (block, successor index), and per write the live forwards that
+  /// saved what it writes before it.
   std::vector<llvm::SmallVector<BackwardAt, 1>> BlockBackwards;
   llvm::DenseMap<std::pair<unsigned, unsigned>, Origins> EdgeKills;
   llvm::DenseMap<OriginId, Origins> FinalLiveBefore;
@@ -85,7 +86,7 @@ public:
   /// Pass 1's visits in time order, and per block the indices of its visits.
   std::vector<Visit> Visits;
   std::vector<std::vector<unsigned>> VisitsOf;
-  /// Per origin: (block, event) of its forward, or ~0u for inputs.
+  /// Per origin: (block, event) of its forward or write, or ~0u for inputs.
   std::vector<std::pair<unsigned, unsigned>> ForwardPositions;
 
   /// Per first forward, memoised: the smallest final-state backward site
@@ -336,8 +337,8 @@ AnalysisResult::~AnalysisResult() = default;
 static const Clobber *findClobber(const std::vector<Clobber> &Clobbers,
                                   OriginId Second) {
   auto It = llvm::partition_point(
-      Clobbers, [&](const Clobber &C) { return C.SecondForward < Second; });
-  return It != Clobbers.end() && It->SecondForward == Second ? &*It : nullptr;
+      Clobbers, [&](const Clobber &C) { return C.Writer < Second; });
+  return It != Clobbers.end() && It->Writer == Second ? &*It : nullptr;
 }
 
 /// Calls Each(visit, event) for every point where Second made the pair
@@ -357,9 +358,10 @@ static void forEachMaking(const BackwardIndex &X, OriginId First,
 
 std::vector<SiteId> AnalysisResult::backwardsThrough(OriginId First,
                                                      OriginId Second) const {
+  // First is the saver, Second the writer.
   std::vector<SiteId> Sites;
   const Clobber *C = findClobber(Clobbers, Second);
-  if (!Index || !C || !C->FirstForwards.test(First))
+  if (!Index || !C || !C->Savers.test(First))
     return Sites;
   const BackwardIndex &X = *Index;
   auto Collect = [&](SiteId Site) { Sites.push_back(Site); };
@@ -405,7 +407,7 @@ AnalysisResult::firstBackward(OriginId First, OriginId Second,
     return std::nullopt;
   }
   const Clobber *C = findClobber(Clobbers, Second);
-  if (!Index || !C || !C->FirstForwards.test(First))
+  if (!Index || !C || !C->Savers.test(First))
     return std::nullopt;
   const BackwardIndex &X = *Index;
   unsigned Block = X.ForwardPositions[Second].first;
@@ -427,6 +429,8 @@ struct State {
   llvm::DenseMap<ValueId, Origins> Provenance;
   /// Forwards whose graph is live.
   Origins Live;
+  /// Per tensor set, the live forwards that saved it on some way here.
+  llvm::DenseMap<TensorSetId, Origins> SavedBy;
   /// Objects whose next forward may broadcast: DDP's
   /// require_forward_param_sync, which the construction sets, a grad-mode
   /// forward sets and a forward with grad mode off clears (runtime's
@@ -457,6 +461,8 @@ struct State {
     Changed |= MaySync |= Other.MaySync;
     Changed |= MayFollowBackward |= Other.MayFollowBackward;
     Changed |= LiveWhenArmed |= Other.LiveWhenArmed;
+    for (const auto &[Set, By] : Other.SavedBy)
+      Changed |= SavedBy[Set] |= By;
     for (const auto &[Value, From] : Other.Provenance)
       Changed |= Provenance[Value] |= From;
     return Changed;
@@ -487,6 +493,13 @@ private:
   void transfer(unsigned B, State &S, AnalysisResult *Result,
                 BackwardIndex::Visit *Visit);
   Origins provenanceOf(const State &S, llvm::ArrayRef<ValueId> Values) const;
+  /// The live forwards that saved Set.
+  static Origins savers(const State &S, TensorSetId Set);
+  /// Records that Writer, event Event of the block, clobbers the savers in
+  /// Clobbered: in the final state with Result, else in Visit.
+  void recordWrite(unsigned Event, OriginId Writer, Origins Clobbered,
+                   AnalysisResult *Result,
+                   BackwardIndex::Visit *Visit);
   static llvm::SmallBitVector dense(const Origins &O, unsigned Size);
   /// Passes 2 and 3: anticipated forwards in the final states, then back
   /// through pass 1's visits; from them the clobbers.
@@ -542,6 +555,9 @@ void HazardAnalyzer::computeLiveness() {
         Live.set(E.Target);
       for (ValueId V : E.Sources)
         Live.set(V);
+      for (const Save &Saved : E.Saves)
+        for (ValueId V : Saved.IfRequiresGrad)
+          Live.set(V);
     }
     if (Live != LiveIn[B]) {
       LiveIn[B] = std::move(Live);
@@ -580,6 +596,13 @@ Origins HazardAnalyzer::prune(State &S, unsigned Block) const {
   Origins Dropped = S.Live - Reachable;
   if (!Dropped.empty())
     S.Live.intersectWithComplement(Dropped);
+  // Only live savers can be clobbered; the rest would only grow the state.
+  for (auto It = S.SavedBy.begin(); It != S.SavedBy.end();) {
+    auto Current = It++;
+    Current->second &= S.Live;
+    if (Current->second.empty())
+      S.SavedBy.erase(Current);
+  }
   return Dropped;
 }
 
@@ -601,6 +624,23 @@ Origins HazardAnalyzer::provenanceOf(const State &S,
       P |= It->second;
   }
   return P;
+}
+
+Origins HazardAnalyzer::savers(const State &S, TensorSetId Set) {
+  auto It = S.SavedBy.find(Set);
+  return It == S.SavedBy.end() ? Origins() : It->second & S.Live;
+}
+
+void HazardAnalyzer::recordWrite(unsigned Event, OriginId Writer,
+                                 Origins Clobbered,
+                                 AnalysisResult *Result,
+                                 BackwardIndex::Visit *Visit) {
+  if (Clobbered.empty())
+    return;
+  if (Result)
+    Index->FinalLiveBefore[Writer] = std::move(Clobbered);
+  else
+    Visit->Generations.push_back({Event, Writer, std::move(Clobbered)});
 }
 
 llvm::SmallBitVector HazardAnalyzer::dense(const Origins &O, unsigned Size) {
@@ -638,9 +678,8 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
       if (Object.OncePerBackward && !S.MayFollowBackward.test(E.Object))
         Syncs = false;
       Origins Clobbered;
-      if ((Result || Visit) && Syncs && Object.BroadcastsBuffers &&
-          Object.HasBuffers) {
-        Clobbered = S.Live & ObjectForwards[E.Object];
+      if ((Result || Visit) && Syncs && Object.BroadcastsBuffers) {
+        Clobbered = savers(S, Object.Buffers);
         if (Object.OncePerBackward)
           Clobbered &= S.LiveWhenArmed;
       }
@@ -651,20 +690,31 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
       } else {
         S.MaySync.reset(E.Object);
       }
-      if (Clobbered.empty()) {
-      } else if (Result) {
-        Index->FinalLiveBefore[E.Origin] = std::move(Clobbered);
-      } else {
-        Visit->Generations.push_back({I, E.Origin, std::move(Clobbered)});
-      }
-      // Under no_grad the output carries no history at all.
+      recordWrite(I, E.Origin, std::move(Clobbered), Result, Visit);
+      // Under no_grad the output carries no history at all, and nothing is
+      // saved. The conditions read the inputs before the output replaces
+      // one of them.
       Origins P;
       if (E.GradEnabled) {
+        if (Object.HasBuffers)
+          S.SavedBy[Object.Buffers].set(E.Origin);
+        for (const Save &Saved : E.Saves)
+          if (Saved.IfRequiresGrad.empty() ||
+              !provenanceOf(S, Saved.IfRequiresGrad).empty())
+            S.SavedBy[Saved.Set].set(E.Origin);
         P = provenanceOf(S, E.Sources);
         P.set(E.Origin);
         S.Live.set(E.Origin);
       }
       S.Provenance[E.Target] = std::move(P);
+      break;
+    }
+    case Event::Kind::Write: {
+      Origins Clobbered;
+      if (Result || Visit)
+        for (TensorSetId Set : E.Sets)
+          Clobbered |= savers(S, Set);
+      recordWrite(I, E.Origin, std::move(Clobbered), Result, Visit);
       break;
     }
     case Event::Kind::Backward: {
@@ -833,7 +883,7 @@ void HazardAnalyzer::anticipate(AnalysisResult &Result) {
   for (auto &[Second, Made] : Firsts)
     Result.Clobbers.push_back({Second, std::move(Made)});
   llvm::sort(Result.Clobbers, [](const Clobber &L, const Clobber &R) {
-    return L.SecondForward < R.SecondForward;
+    return L.Writer < R.Writer;
   });
 }
 
@@ -852,9 +902,11 @@ AnalysisResult HazardAnalyzer::run() {
   ObjectForwards.resize(G.numObjects());
   for (OriginId O = 0; O < NumOrigins; ++O)
     if (G.isForwardOrigin(O)) {
-      Index->ForwardPositions[O] = G.forwardPosition(O);
+      Index->ForwardPositions[O] = G.eventPosition(O);
       ObjectForwards[G.forwardOf(O).Object].set(O);
       AllForwards.set(O);
+    } else if (G.isWriteOrigin(O)) {
+      Index->ForwardPositions[O] = G.eventPosition(O);
     }
   for (const Block &B : Blocks)
     Index->Successors.push_back(B.Successors);
@@ -928,11 +980,11 @@ AnalysisResult HazardAnalyzer::run() {
 
   if (Options.ListHazards) {
     for (const Clobber &C : Result.Clobbers)
-      for (unsigned First : C.FirstForwards)
-        for (SiteId Backward : Result.backwardsThrough(First, C.SecondForward))
-          Result.Hazards.push_back({First, C.SecondForward, Backward});
+      for (unsigned First : C.Savers)
+        for (SiteId Backward : Result.backwardsThrough(First, C.Writer))
+          Result.Hazards.push_back({First, C.Writer, Backward});
     auto Key = [](const Hazard &H) {
-      return std::make_tuple(H.SecondForward, H.FirstForward, H.Backward);
+      return std::make_tuple(H.Writer, H.Saver, H.Backward);
     };
     llvm::sort(Result.Hazards, [&](const Hazard &A, const Hazard &B) {
       return Key(A) < Key(B);

@@ -1,11 +1,17 @@
-//===- HazardAnalysis.h - Forwards that clobber saved buffers -------------===//
+//===- HazardAnalysis.h - Writes that clobber what a forward saved --------===//
 //
 // The rule (docs/ground-truth.md): a backward fails iff it traverses the
-// graph of a grad-mode forward F1 on a DDP object D, and a later forward F2 on
-// D ran (in any grad mode) while D broadcasts buffers and has buffers, and
-// F2 syncs: the forward on D before F2 (if any) ran in grad mode (it set
+// graph of a grad-mode forward F1 that saved a tensor T, and T was written
+// (its version counter bumped) after F1 ran. F1 is the saver, the write's
+// event the writer. A write is a Write event (an optimizer step, an
+// in-place op) or a DDP broadcast, which a forward F2 on a DDP object D does
+// before it runs: F1 on D saved D's buffers if D has buffers, and F2 writes
+// them (in any grad mode) while D broadcasts buffers and F2 syncs: the
+// forward on D before F2 (if any) ran in grad mode (it set
 // require_forward_param_sync; one with grad mode off clears it). This is a
 // may-property per object: F2 syncs if one way to it leaves the flag set.
+// What a forward saves may hang on whether an input requires grad; an input
+// may iff its history is not empty (or unknown).
 //
 // The analysis is a forward may-dataflow over an EventGraph whose state is
 // the provenance of each value (which origins its history comes from) and
@@ -17,17 +23,17 @@
 // to what is live. The gradients autograd::grad returns derive from the
 // roots' graphs with create_graph, and from nothing without it.
 //
-// F2 clobbers F1 when F1's graph is live (and F1 on F2's object) just before
-// F2; the pair fails at each later backward that traverses F1's graph before
-// it dies. The pairs can be quadratic in number, so they are never carried
+// W clobbers F1 when F1's graph is live and F1 saved a set W writes just
+// before W; the pair fails at each later backward that traverses F1's graph
+// before it dies. The pairs can be quadratic in number, so they are never carried
 // in the state: a backward pass finds the forwards whose graph a later
-// backward traverses ("anticipated"), and F2's first forwards are those live
-// before it and anticipated after it. Each pass costs the graph's size times
+// backward traverses ("anticipated"), and W's savers are those live and
+// saving what it writes before it and anticipated after it. Each pass costs the graph's size times
 // a set of origins (see HazardAnalysis.cpp for how the visits of the fixed
 // point iteration are replayed), so long functions with many branches or
 // deeply nested loops are analysed in near-linear time. The hazard triples
-// are listed only on request; a caller that names one first forward per
-// second forward asks for that pair's first backward alone.
+// are listed only on request; a caller that names one saver per writer asks
+// for that pair's first backward alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +53,11 @@ namespace ddpguard {
 namespace model {
 
 struct Hazard {
-  OriginId FirstForward;
-  OriginId SecondForward;
-  /// The backward that traverses the first forward's graph.
+  /// The forward whose saved tensor was written.
+  OriginId Saver;
+  /// The write: a Write event, or a forward's DDP broadcast.
+  OriginId Writer;
+  /// The backward that traverses the saver's graph.
   SiteId Backward;
 };
 
@@ -63,11 +71,11 @@ struct BackwardUse {
   bool ThroughUnknown;
 };
 
-/// A forward that broadcasts while earlier forwards' graphs are live, and a
-/// later backward traverses them: every (first, SecondForward) pair fails.
+/// A write while graphs of forwards that saved what it writes are live, and
+/// a later backward traverses them: every (saver, Writer) pair fails.
 struct Clobber {
-  OriginId SecondForward;
-  llvm::SparseBitVector<> FirstForwards;
+  OriginId Writer;
+  llvm::SparseBitVector<> Savers;
 };
 
 struct AnalysisOptions {
@@ -84,10 +92,10 @@ struct AnalysisResult {
   AnalysisResult &operator=(AnalysisResult &&);
   ~AnalysisResult();
 
-  /// With AnalysisOptions::ListHazards: sorted by second forward, then first
-  /// forward, then backward; no duplicates.
+  /// With AnalysisOptions::ListHazards: sorted by writer, then saver, then
+  /// backward; no duplicates.
   std::vector<Hazard> Hazards;
-  /// Sorted by second forward; each second forward once.
+  /// Sorted by writer; each writer once.
   std::vector<Clobber> Clobbers;
   /// Origins that flow into a returned value.
   llvm::SmallBitVector ReturnedOrigins;
@@ -95,16 +103,16 @@ struct AnalysisResult {
   /// Provenance of the inputs and escaping values where the function exits.
   llvm::DenseMap<ValueId, llvm::SmallBitVector> ExitProvenance;
 
-  /// The backwards through which (First, Second) fails, ascending: those
-  /// reachable from Second while First's graph stays live that traverse it.
-  /// Empty unless First is among Second's clobbered first forwards.
-  std::vector<SiteId> backwardsThrough(OriginId First, OriginId Second) const;
-  /// The smallest of backwardsThrough(First, Second) that Skip (if given)
-  /// does not reject. Without Skip this is memoised per first forward, so
-  /// asking it for many second forwards costs about one pass over the part
-  /// of the graph where First's graph is live.
+  /// The backwards through which (Saver, Writer) fails, ascending: those
+  /// reachable from Writer while Saver's graph stays live that traverse it.
+  /// Empty unless Saver is among Writer's clobbered savers.
+  std::vector<SiteId> backwardsThrough(OriginId Saver, OriginId Writer) const;
+  /// The smallest of backwardsThrough(Saver, Writer) that Skip (if given)
+  /// does not reject. Without Skip this is memoised per saver, so asking it
+  /// for many writers costs about one pass over the part of the graph where
+  /// Saver's graph is live.
   std::optional<SiteId>
-  firstBackward(OriginId First, OriginId Second,
+  firstBackward(OriginId Saver, OriginId Writer,
                 llvm::function_ref<bool(SiteId)> Skip = nullptr) const;
 
 private:

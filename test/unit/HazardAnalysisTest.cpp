@@ -65,8 +65,8 @@ TEST(HazardAnalysis, TwoForwardsThenBackwardOfBothIsAnError) {
   B.backward({B.combine({O1, O2})});
   AnalysisResult R = B.run();
   ASSERT_EQ(R.Hazards.size(), 1u);
-  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].FirstForward).Site, 0u);
-  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].SecondForward).Site, 1u);
+  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].Saver).Site, 0u);
+  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].Writer).Site, 1u);
 }
 
 TEST(HazardAnalysis, NoBroadcastOrNoBuffersIsOk) {
@@ -99,7 +99,7 @@ TEST(HazardAnalysisOncePerBackward, ForwardAfterABackwardOverARetainedGraph) {
   B.backward({Fake});
   AnalysisResult R = B.run();
   ASSERT_EQ(R.Hazards.size(), 1u);
-  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].SecondForward).Site, 2u);
+  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].Writer).Site, 2u);
 }
 
 TEST(HazardAnalysisOncePerBackward, GradAccumulatesNothingSoDoesNotRearm) {
@@ -172,7 +172,7 @@ TEST(HazardAnalysisOncePerBackward, ALoopAfterABackwardOverARetainedGraph) {
   B.backward({B.combine({O1, Loss})});
   AnalysisResult R = B.run();
   ASSERT_EQ(R.Hazards.size(), 1u);
-  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].FirstForward).Site, 0u);
+  EXPECT_EQ(B.G.forwardOf(R.Hazards[0].Saver).Site, 0u);
 }
 
 TEST(EventGraph, WithoutReadsOfAValueKeepsOnlyItsStores) {
@@ -249,7 +249,7 @@ TEST(HazardAnalysis, LoopAccumulatingBeforeOneBackwardIsAnError) {
   B.backward({Loss});
   AnalysisResult R = B.run();
   ASSERT_EQ(R.Hazards.size(), 1u);
-  EXPECT_EQ(R.Hazards[0].FirstForward, R.Hazards[0].SecondForward);
+  EXPECT_EQ(R.Hazards[0].Saver, R.Hazards[0].Writer);
 }
 
 TEST(HazardAnalysis, LoopWithBackwardEachIterationIsOk) {
@@ -273,7 +273,7 @@ TEST(HazardAnalysis, RetainedGraphFailsAtTheLaterBackwardThroughIt) {
     B.backward({O1});
     AnalysisResult R = B.run();
     ASSERT_EQ(R.Hazards.size(), 1u) << ViaGrad;
-    EXPECT_EQ(B.G.forwardOf(R.Hazards[0].SecondForward).Site, 2u);
+    EXPECT_EQ(B.G.forwardOf(R.Hazards[0].Writer).Site, 2u);
     EXPECT_EQ(R.Hazards[0].Backward, 3u);
   }
 }
@@ -314,8 +314,8 @@ TEST(HazardAnalysis, CreateGraphGradientsTraverseTheFirstGraph) {
       B.backward({WithLoss ? B.combine({O1, Grads}) : B.combine({Grads})});
       AnalysisResult R = B.run();
       ASSERT_EQ(R.Hazards.size(), 1u) << Retain << WithLoss;
-      EXPECT_EQ(B.G.forwardOf(R.Hazards[0].FirstForward).Site, 0u);
-      EXPECT_EQ(B.G.forwardOf(R.Hazards[0].SecondForward).Site, 2u);
+      EXPECT_EQ(B.G.forwardOf(R.Hazards[0].Saver).Site, 0u);
+      EXPECT_EQ(B.G.forwardOf(R.Hazards[0].Writer).Site, 2u);
     }
 }
 
@@ -476,16 +476,16 @@ TEST(HazardAnalysisScale, ManyBranchesEachClobbersTheEarlierForwardsOnItsObject)
     ASSERT_EQ(R.Clobbers.size(), N - 2) << N;
     size_t Pairs = 0;
     for (const Clobber &C : R.Clobbers) {
-      unsigned K = llvm::find(S.Forwards, C.SecondForward) - S.Forwards.begin();
+      unsigned K = llvm::find(S.Forwards, C.Writer) - S.Forwards.begin();
       ASSERT_LT(K, N);
       ASSERT_GE(K, 2u);
       for (unsigned J = 0; J < N; ++J)
-        EXPECT_EQ(C.FirstForwards.test(S.Forwards[J]),
+        EXPECT_EQ(C.Savers.test(S.Forwards[J]),
                   J < K && S.ObjectOf[J] == S.ObjectOf[K])
             << "second " << K << ", first " << J;
-      Pairs += C.FirstForwards.count();
+      Pairs += C.Savers.count();
       // The first forward on its object, through the one backward.
-      EXPECT_EQ(R.firstBackward(S.Forwards[K % 2], C.SecondForward),
+      EXPECT_EQ(R.firstBackward(S.Forwards[K % 2], C.Writer),
                 std::optional<SiteId>(S.Backward));
     }
     EXPECT_EQ(Pairs, 2 * ((N / 2) * (N / 2 - 1) / 2));
@@ -557,14 +557,14 @@ TEST(HazardAnalysisScale, NestedLoopsAccumulatingOneLossAllClobber) {
     // before the backward that traverses it.
     ASSERT_EQ(R.Clobbers.size(), N);
     for (const Clobber &C : R.Clobbers) {
-      EXPECT_TRUE(C.FirstForwards.test(S.Forwards[0]));
-      EXPECT_EQ(R.firstBackward(S.Forwards[0], C.SecondForward),
+      EXPECT_TRUE(C.Savers.test(S.Forwards[0]));
+      EXPECT_EQ(R.firstBackward(S.Forwards[0], C.Writer),
                 std::optional<SiteId>(S.Backward));
     }
     if (Options.ListHazards) {
       size_t Pairs = 0;
       for (const Clobber &C : R.Clobbers)
-        Pairs += C.FirstForwards.count();
+        Pairs += C.Savers.count();
       EXPECT_EQ(R.Hazards.size(), Pairs);
     }
   }
@@ -592,13 +592,13 @@ TEST(HazardAnalysis, LoopBackwardOfTheOutputTwoIterationsBack) {
   B.endLoop();
   AnalysisResult R = B.run();
   ASSERT_EQ(R.Hazards.size(), 1u);
-  EXPECT_EQ(R.Hazards[0].FirstForward, R.Hazards[0].SecondForward);
+  EXPECT_EQ(R.Hazards[0].Saver, R.Hazards[0].Writer);
   EXPECT_EQ(R.Hazards[0].Backward, 0u);
 }
 
 TEST(HazardAnalysis, CompactResultsAgreeWithTheListingOnRandomGraphs) {
-  // The frontend asks for one first forward's first backward per second
-  // forward; tests and debugging list every hazard. Both views must agree.
+  // The frontend asks for one saver's first backward per writer; tests and
+  // debugging list every hazard. Both views must agree.
   unsigned WithHazards = 0;
   for (unsigned Seed = 0; Seed < 3000; ++Seed) {
     std::mt19937 Random(Seed);
@@ -607,6 +607,8 @@ TEST(HazardAnalysis, CompactResultsAgreeWithTheListingOnRandomGraphs) {
     unsigned Objects = 1 + Pick(2);
     for (unsigned O = 0; O < Objects; ++O)
       G.addObject({"D", Pick(5) != 0, Pick(6) != 0, Pick(3) == 0});
+    TensorSetId Parameters =
+        G.addTensorSet({TensorSetInfo::Kind::Parameters, "parameters"});
     unsigned Blocks = 1 + Pick(7);
     for (unsigned I = 0; I < Blocks; ++I)
       G.addBlock();
@@ -631,10 +633,17 @@ TEST(HazardAnalysis, CompactResultsAgreeWithTheListingOnRandomGraphs) {
     auto Target = [&] { return Values[1 + Pick(Values.size() - 1)]; };
     for (unsigned I = 0; I < Blocks; ++I)
       for (unsigned E = Pick(5); E > 0; --E)
-        switch (Pick(4)) {
-        case 0:
-          G.append(I, Event::forward(Site++, Pick(Objects), Pick(4) != 0,
-                                     Target(), Some()));
+        switch (Pick(5)) {
+        case 0: {
+          Event Forward = Event::forward(Site++, Pick(Objects), Pick(4) != 0,
+                                         Target(), Some());
+          if (Pick(2))
+            Forward.Saves.push_back({Parameters, Some()});
+          G.append(I, std::move(Forward));
+          break;
+        }
+        case 4:
+          G.append(I, Event::write(Site++, WriteKind::Step, {Parameters}));
           break;
         case 1:
           G.append(I, Event::derive(Target(), Some(), Pick(2)));
@@ -651,21 +660,201 @@ TEST(HazardAnalysis, CompactResultsAgreeWithTheListingOnRandomGraphs) {
     AnalysisResult R = analyzeHazards(G);
     std::set<std::tuple<OriginId, OriginId, SiteId>> Listed, Compact;
     for (const Hazard &H : R.Hazards)
-      Listed.insert({H.SecondForward, H.FirstForward, H.Backward});
+      Listed.insert({H.Writer, H.Saver, H.Backward});
     for (const Clobber &C : R.Clobbers)
-      for (unsigned First : C.FirstForwards) {
-        std::vector<SiteId> All = R.backwardsThrough(First, C.SecondForward);
+      for (unsigned First : C.Savers) {
+        std::vector<SiteId> All = R.backwardsThrough(First, C.Writer);
         ASSERT_FALSE(All.empty()) << "seed " << Seed;
-        EXPECT_EQ(R.firstBackward(First, C.SecondForward),
+        EXPECT_EQ(R.firstBackward(First, C.Writer),
                   std::optional<SiteId>(All.front()))
             << "seed " << Seed;
         for (SiteId B : All)
-          Compact.insert({C.SecondForward, First, B});
+          Compact.insert({C.Writer, First, B});
       }
     EXPECT_EQ(Listed, Compact) << "seed " << Seed;
     WithHazards += !Listed.empty();
   }
   EXPECT_GT(WithHazards, 50u);
+}
+
+// Writes other than a DDP broadcast (docs/design.md, "The write event"):
+// an optimizer step on the parameters a forward saved.
+class WriteGraph {
+public:
+  WriteGraph() {
+    Block = G.addBlock();
+    G.setEntry(Block);
+  }
+  /// A plain module (no broadcast) and the set of its parameters.
+  std::pair<ObjectId, TensorSetId> module(const char *Name) {
+    ObjectInfo Info;
+    Info.Name = Name;
+    Info.BroadcastsBuffers = false;
+    Info.HasBuffers = false;
+    return {G.addObject(Info),
+            G.addTensorSet({TensorSetInfo::Kind::Parameters, Name})};
+  }
+  /// A forward that saves Saved if one of IfRequiresGrad may require grad
+  /// (always if the list is empty).
+  ValueId forward(ObjectId On, TensorSetId Saved,
+                  std::initializer_list<ValueId> Inputs,
+                  std::initializer_list<ValueId> IfRequiresGrad,
+                  bool Grad = true) {
+    ValueId Out = G.addValue();
+    Event E = Event::forward(NextSite++, On, Grad, Out, Inputs);
+    E.Saves.push_back({Saved, IfRequiresGrad});
+    G.append(Block, std::move(E));
+    return Out;
+  }
+  void step(TensorSetId Set) {
+    G.append(Block, Event::write(NextSite++, WriteKind::Step, {Set}));
+  }
+  void backward(ValueId Root, bool Retain = false) {
+    G.append(Block, Event::backward(NextSite++, {Root}, Retain));
+  }
+  void beginLoop() {
+    unsigned Body = G.addBlock();
+    G.addEdge(Block, Body);
+    LoopHead = Block = Body;
+  }
+  void endLoop() {
+    unsigned Exit = G.addBlock();
+    G.addEdge(Block, LoopHead);
+    G.addEdge(Block, Exit);
+    Block = Exit;
+  }
+  SiteId siteOf(OriginId O) const { return G.eventOf(O).Site; }
+
+  EventGraph G;
+  unsigned Block;
+  unsigned LoopHead = 0;
+  SiteId NextSite = 0;
+};
+
+TEST(WriteEvent, DiscriminatorStepBetweenItsBackwardAndTheGeneratorsFails) {
+  // fake = G(z); out = D(fake); lossD.backward(retain); optD.step();
+  // lossG (through out).backward(): D saved its weights, the step wrote them.
+  WriteGraph W;
+  auto [Gen, GenParams] = W.module("G");
+  auto [Disc, DiscParams] = W.module("D");
+  ValueId Z = W.G.addValue();
+  ValueId Fake = W.forward(Gen, GenParams, {Z}, {Z}); // site 0
+  ValueId Out = W.forward(Disc, DiscParams, {Fake}, {Fake}); // site 1
+  W.backward(Out, /*Retain=*/true); // site 2
+  W.step(DiscParams); // site 3
+  W.backward(Out); // site 4
+  AnalysisResult R = analyzeHazards(W.G);
+  ASSERT_EQ(R.Hazards.size(), 1u);
+  EXPECT_EQ(W.siteOf(R.Hazards[0].Saver), 1u);
+  EXPECT_TRUE(W.G.isWriteOrigin(R.Hazards[0].Writer));
+  EXPECT_EQ(W.siteOf(R.Hazards[0].Writer), 3u);
+  EXPECT_EQ(R.Hazards[0].Backward, 4u);
+}
+
+TEST(WriteEvent, StepAfterTheLastBackwardIsOk) {
+  WriteGraph W;
+  auto [Disc, DiscParams] = W.module("D");
+  ValueId X = W.G.unknownValue();
+  ValueId Out = W.forward(Disc, DiscParams, {X}, {});
+  W.backward(Out, /*Retain=*/true);
+  W.backward(Out);
+  W.step(DiscParams);
+  EXPECT_TRUE(analyzeHazards(W.G).Hazards.empty());
+}
+
+TEST(WriteEvent, ASetTheForwardDidNotSaveIsOk) {
+  // The generator's step does not touch what D saved.
+  WriteGraph W;
+  auto [Gen, GenParams] = W.module("G");
+  auto [Disc, DiscParams] = W.module("D");
+  ValueId Out = W.forward(Disc, DiscParams, {W.G.unknownValue()}, {});
+  W.backward(Out, /*Retain=*/true);
+  W.step(GenParams);
+  W.backward(Out);
+  EXPECT_TRUE(analyzeHazards(W.G).Hazards.empty());
+  (void)Gen;
+}
+
+TEST(WriteEvent, ASaveConditionalOnAnInputWithoutHistoryIsNotMade) {
+  // A single Linear on data saves the input, not its weight: the step after
+  // the forward does not clobber it.
+  WriteGraph W;
+  auto [Disc, DiscParams] = W.module("D");
+  ValueId Data = W.G.addValue();
+  ValueId Out = W.forward(Disc, DiscParams, {Data}, {Data});
+  W.step(DiscParams);
+  W.backward(Out);
+  EXPECT_TRUE(analyzeHazards(W.G).Hazards.empty());
+}
+
+TEST(WriteEvent, TheConditionReadsTheInputBeforeTheOutputReplacesIt) {
+  // x = D(x) with x of unknown history: the input may require grad.
+  WriteGraph W;
+  auto [Disc, DiscParams] = W.module("D");
+  ValueId X = W.G.addValue();
+  W.G.append(W.Block, Event::derive(X, {W.G.unknownValue()}, true));
+  Event E = Event::forward(W.NextSite++, Disc, true, X, {X});
+  E.Saves.push_back({DiscParams, {X}});
+  W.G.append(W.Block, std::move(E));
+  W.step(DiscParams);
+  W.backward(X);
+  EXPECT_EQ(analyzeHazards(W.G).Hazards.size(), 1u);
+}
+
+TEST(WriteEvent, NoGradForwardSavesNothing) {
+  WriteGraph W;
+  auto [Disc, DiscParams] = W.module("D");
+  ValueId Out = W.forward(Disc, DiscParams, {W.G.unknownValue()}, {},
+                          /*Grad=*/false);
+  W.step(DiscParams);
+  W.backward(Out);
+  EXPECT_TRUE(analyzeHazards(W.G).Hazards.empty());
+}
+
+TEST(WriteEvent, StepInALoopOverOneRetainedGraphFailsOnTheSecondIteration) {
+  // out = D(x); for (...) { out.backward(retain); opt.step(); }
+  WriteGraph W;
+  auto [Disc, DiscParams] = W.module("D");
+  ValueId Out = W.forward(Disc, DiscParams, {W.G.unknownValue()}, {});
+  W.beginLoop();
+  W.backward(Out, /*Retain=*/true);
+  W.step(DiscParams);
+  W.endLoop();
+  AnalysisResult R = analyzeHazards(W.G);
+  ASSERT_EQ(R.Hazards.size(), 1u);
+  EXPECT_EQ(R.Hazards[0].Backward, 1u);
+  EXPECT_EQ(W.siteOf(R.Hazards[0].Writer), 2u);
+}
+
+TEST(WriteEvent, ForwardBackwardStepPerIterationIsOk) {
+  WriteGraph W;
+  auto [Disc, DiscParams] = W.module("D");
+  W.beginLoop();
+  ValueId Out = W.forward(Disc, DiscParams, {W.G.unknownValue()}, {});
+  W.backward(Out);
+  W.step(DiscParams);
+  W.endLoop();
+  EXPECT_TRUE(analyzeHazards(W.G).Hazards.empty());
+}
+
+TEST(WriteEvent, ABroadcastIsAWriteOfTheObjectsBuffers) {
+  // The DDP rule is the instance where the forward itself writes.
+  EventGraph G;
+  ObjectId D = G.addObject({"D", true, true});
+  EXPECT_EQ(G.tensorSet(G.object(D).Buffers).SetKind,
+            TensorSetInfo::Kind::Buffers);
+  unsigned B = G.addBlock();
+  G.setEntry(B);
+  ValueId A = G.addValue(), C = G.addValue();
+  G.append(B, Event::forward(0, D, true, A, {}));
+  // A step of the buffers, as a write, clobbers the first forward too.
+  G.append(B, Event::write(1, WriteKind::InPlace, {G.object(D).Buffers}));
+  G.append(B, Event::forward(2, D, true, C, {}));
+  G.append(B, Event::backward(3, {A}, false));
+  AnalysisResult R = analyzeHazards(G);
+  ASSERT_EQ(R.Clobbers.size(), 2u);
+  EXPECT_TRUE(G.isWriteOrigin(R.Clobbers[0].Writer));
+  EXPECT_TRUE(G.isForwardOrigin(R.Clobbers[1].Writer));
 }
 
 } // namespace
