@@ -76,6 +76,17 @@ if ((${#missing[@]} > 0)); then
 fi
 
 install_venv "$repo/.venv" "$repo/scripts/requirements.txt"
+# The Python frontend's parser is built from sources (cmake/TreeSitter.cmake).
+sources_missing=0
+while read -r pin _; do
+  name=${pin%%==*} version=${pin##*==}
+  [[ -f $wheelhouse/$name-$version.tar.gz || -f $wheelhouse/${name//-/_}-$version.tar.gz ]] ||
+    sources_missing=1
+done < <(grep '==' "$repo/scripts/requirements-tree-sitter.txt")
+if ((sources_missing)); then
+  "$repo/.venv/bin/python" -m pip download -q --no-binary :all: --no-deps --require-hashes \
+    -d "$wheelhouse" -r "$repo/scripts/requirements-tree-sitter.txt"
+fi
 if [[ ${DDPGUARD_SKIP_NEWEST_TORCH:-0} != 1 ]]; then
   install_venv "$repo/.venvs/torch-2.15.0" "$repo/scripts/requirements-torch-2.15.0.txt"
 fi

@@ -118,10 +118,17 @@ template <> struct MappingTraits<BroadcastSetting> {
         return "a field setting needs 'name'";
       break;
     case BroadcastSetting::Kind::ConstructorArgument:
-      break;
+      // A 'setter' here is the argument's keyword (Python), and may be
+      // renamed.
+      if (Setting.Renamed && Setting.Setter.empty())
+        return "'renamed' needs the keyword it renames in 'setter'";
+      if (Setting.Renamed && Setting.Renamed->Setter == Setting.Setter)
+        return "'renamed' must name a different setter";
+      return "";
     }
     if (Setting.Renamed)
-      return "'renamed' is for a setter: it needs kind option-builder";
+      return "'renamed' is for a setter: it needs kind option-builder or "
+             "constructor-argument";
     return "";
   }
 };
@@ -229,6 +236,8 @@ std::string BroadcastSetting::nameAt(TorchVersion Version) const {
   case Kind::Field:
     return FieldName;
   case Kind::ConstructorArgument:
+    if (!Setter.empty())
+      return setterAt(Version).str();
     break;
   }
   return "broadcast_buffers";

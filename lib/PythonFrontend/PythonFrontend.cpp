@@ -1,0 +1,993 @@
+//===- PythonFrontend.cpp -------------------------------------------------===//
+//
+// Two passes over the syntax tree. The first binds names: imports (so that
+// `DDP`, `nn.parallel.DistributedDataParallel` and the full name all resolve
+// to the rule's type), the DDP constructions, the factory functions that
+// return one, and the parameters that receive one from a call in the file.
+// Bindings are per scope and flow-insensitive: a name that holds a DDP object
+// anywhere in its scope is one throughout. The second lowers each scope to
+// an EventGraph: statements to blocks (if, for, while, try, with, break,
+// continue, return), expressions to the values their history comes from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PythonFrontend.h"
+#include "Model/HazardAnalysis.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include <tree_sitter/api.h>
+#include <map>
+#include <memory>
+#include <functional>
+#include <optional>
+
+extern "C" const TSLanguage *tree_sitter_python(void);
+
+namespace ddpguard {
+namespace python {
+
+using namespace model;
+using llvm::StringRef;
+
+namespace {
+
+/// A function, method, lambda or the module's own code.
+struct Scope {
+  TSNode Node;
+  /// The enclosing class for methods, else null.
+  TSNode Class;
+  std::string Name;
+  /// Names bound to a DDP object in this scope, with the construction's
+  /// object settings.
+  llvm::StringMap<ObjectInfo> DDPNames;
+};
+
+bool isNull(TSNode N) { return ts_node_is_null(N); }
+StringRef type(TSNode N) { return ts_node_type(N); }
+TSNode field(TSNode N, StringRef Name) {
+  return ts_node_child_by_field_name(N, Name.data(), Name.size());
+}
+template <typename Fn> void forEachNamedChild(TSNode N, Fn Each) {
+  for (uint32_t I = 0, E = ts_node_named_child_count(N); I < E; ++I)
+    Each(ts_node_named_child(N, I));
+}
+Position positionOf(TSNode N) {
+  TSPoint P = ts_node_start_point(N);
+  return {P.row + 1, P.column + 1};
+}
+
+class Frontend {
+public:
+  Frontend(StringRef Source, const RuleSet &Rules, const CheckOptions &Options)
+      : Source(Source), Rules(Rules), Options(Options) {}
+
+  CheckResult run(TSNode Root);
+
+private:
+  StringRef text(TSNode N) const {
+    return Source.slice(ts_node_start_byte(N), ts_node_end_byte(N));
+  }
+
+  // Pass 1: names.
+  void collectImports(TSNode N);
+  void collectScopes(TSNode N, TSNode Class, StringRef Prefix);
+  /// The dotted name an expression spells, with its first part resolved
+  /// through the imports; empty for anything but names and attributes.
+  std::string qualifiedName(TSNode N) const;
+  /// The rule of the wrapper a call constructs, or null.
+  const WrapperRule *constructedWrapper(TSNode Call) const;
+  /// The settings of the object a DDP construction call makes.
+  ObjectInfo objectOf(TSNode Call, const WrapperRule &Rule) const;
+  /// Whether the value of expression N is a DDP object in scope S; fills
+  /// Info when it is.
+  bool isDDPValue(TSNode N, const Scope &S, ObjectInfo *Info) const;
+  /// The key a name or self-attribute is bound by in S: "x", "self.x".
+  std::string bindingKey(TSNode N, const Scope &S) const;
+  const ObjectInfo *ddpBinding(StringRef Key, const Scope &S) const;
+  bool bindDDPNames();
+  /// The function of the file a call's callee names (self.m in a method
+  /// names the class's m), or null.
+  Scope *calledFunction(TSNode Callee, const Scope &S) const;
+
+  // Pass 2: graphs.
+  void analyse(Scope &S, CheckResult &Result);
+
+  StringRef Source;
+  const RuleSet &Rules;
+  const CheckOptions &Options;
+  /// Local name -> the dotted name it was imported as.
+  llvm::StringMap<std::string> Imports;
+  std::vector<std::unique_ptr<Scope>> Scopes;
+  Scope *ModuleScope = nullptr;
+  /// Per class node (by start byte): self attributes bound to DDP objects.
+  std::map<uint32_t, llvm::StringMap<ObjectInfo>> ClassAttributes;
+  /// Functions of the file by name (methods as Class.name), and the
+  /// factories among them: those that return a DDP object.
+  llvm::StringMap<Scope *> Functions;
+  llvm::StringMap<ObjectInfo> Factories;
+  friend class Lowering;
+};
+
+void Frontend::collectImports(TSNode N) {
+  StringRef Kind = type(N);
+  if (Kind == "import_statement") {
+    forEachNamedChild(N, [&](TSNode Name) {
+      if (type(Name) == "aliased_import") {
+        Imports[text(field(Name, "alias"))] = text(field(Name, "name")).str();
+      } else {
+        // `import torch.nn.parallel` binds `torch`.
+        StringRef Dotted = text(Name);
+        StringRef First = Dotted.split('.').first;
+        Imports[First] = First.str();
+      }
+    });
+    return;
+  }
+  if (Kind == "import_from_statement") {
+    TSNode Module = field(N, "module_name");
+    if (isNull(Module) || type(Module) == "relative_import")
+      return;
+    std::string From = text(Module).str();
+    for (uint32_t I = 0, E = ts_node_child_count(N); I < E; ++I) {
+      const char *Field = ts_node_field_name_for_child(N, I);
+      if (!Field || StringRef(Field) != "name")
+        continue;
+      TSNode Name = ts_node_child(N, I);
+      if (type(Name) == "aliased_import")
+        Imports[text(field(Name, "alias"))] =
+            From + "." + text(field(Name, "name")).str();
+      else
+        Imports[text(Name)] = From + "." + text(Name).str();
+    }
+    return;
+  }
+  forEachNamedChild(N, [&](TSNode Child) { collectImports(Child); });
+}
+
+void Frontend::collectScopes(TSNode N, TSNode Class, StringRef Prefix) {
+  forEachNamedChild(N, [&](TSNode Child) {
+    StringRef Kind = type(Child);
+    if (Kind == "decorated_definition") {
+      TSNode Definition = field(Child, "definition");
+      if (!isNull(Definition))
+        Child = Definition;
+      Kind = type(Child);
+    }
+    if (Kind == "function_definition") {
+      auto S = std::make_unique<Scope>();
+      S->Node = Child;
+      S->Class = Class;
+      S->Name = (Prefix + text(field(Child, "name"))).str();
+      Functions[S->Name] = S.get();
+      Scopes.push_back(std::move(S));
+      collectScopes(field(Child, "body"), TSNode{}, Scopes.back()->Name + ".");
+      return;
+    }
+    if (Kind == "class_definition") {
+      collectScopes(field(Child, "body"), Child,
+                    (Prefix + text(field(Child, "name")) + ".").str());
+      return;
+    }
+    if (Kind == "lambda") {
+      auto S = std::make_unique<Scope>();
+      S->Node = Child;
+      S->Class = Class;
+      S->Name = (Prefix + "<lambda>").str();
+      Scopes.push_back(std::move(S));
+    }
+    collectScopes(Child, Class, Prefix);
+  });
+}
+
+std::string Frontend::qualifiedName(TSNode N) const {
+  StringRef Kind = type(N);
+  if (Kind == "identifier") {
+    auto It = Imports.find(text(N));
+    return It != Imports.end() ? It->second : text(N).str();
+  }
+  if (Kind == "attribute") {
+    std::string Object = qualifiedName(field(N, "object"));
+    if (Object.empty())
+      return "";
+    return Object + "." + text(field(N, "attribute")).str();
+  }
+  return "";
+}
+
+const WrapperRule *Frontend::constructedWrapper(TSNode Call) const {
+  if (type(Call) != "call")
+    return nullptr;
+  std::string Name = qualifiedName(field(Call, "function"));
+  // The class lives in torch.nn.parallel.distributed and is exported by
+  // torch.nn.parallel; both spellings name it.
+  StringRef Module = "torch.nn.parallel.distributed.";
+  if (StringRef(Name).starts_with(Module))
+    Name = "torch.nn.parallel." + Name.substr(Module.size());
+  if (Name.find('.') == std::string::npos)
+    return nullptr;
+  return Rules.find(Name);
+}
+
+ObjectInfo Frontend::objectOf(TSNode Call, const WrapperRule &Rule) const {
+  ObjectInfo Info;
+  TSNode Arguments = field(Call, "arguments");
+  Info.Name = text(Call).str();
+  Info.HasBuffers = true;
+  // The setting as the version spells it; the newer keyword wins when both
+  // are given, as in PyTorch 2.13.
+  const BroadcastSetting &Setting = Rule.Broadcast;
+  std::optional<bool> Broadcast;
+  unsigned Positional = 0;
+  forEachNamedChild(Arguments, [&](TSNode Argument) {
+    std::optional<bool> Literal;
+    TSNode Value = Argument;
+    bool Matches = false;
+    if (type(Argument) == "keyword_argument") {
+      StringRef Keyword = text(field(Argument, "name"));
+      Value = field(Argument, "value");
+      for (StringRef Setter : Setting.setters())
+        if (Keyword == Setter &&
+            (Setter == Setting.Setter ||
+             !(Options.Version < Setting.Renamed->From)))
+          Matches = !Broadcast || Setter != Setting.Setter;
+    } else if (type(Argument) != "list_splat" &&
+               type(Argument) != "dictionary_splat") {
+      Matches = Setting.SettingKind ==
+                    BroadcastSetting::Kind::ConstructorArgument &&
+                Positional == Setting.Argument;
+      ++Positional;
+    }
+    if (!Matches)
+      return;
+    if (type(Value) == "false")
+      Literal = false;
+    else if (type(Value) == "true")
+      Literal = true;
+    // A value only a run can tell leaves the broadcast on: the safe side.
+    Broadcast = Literal.value_or(true);
+  });
+  Info.BroadcastsBuffers = Broadcast.value_or(Setting.Default) &&
+                           !Rule.preservesVersionCounters(Options.Version);
+  return Info;
+}
+
+std::string Frontend::bindingKey(TSNode N, const Scope &S) const {
+  if (type(N) == "identifier")
+    return text(N).str();
+  if (type(N) == "attribute" && !isNull(S.Class)) {
+    TSNode Object = field(N, "object");
+    if (type(Object) == "identifier" && text(Object) == "self")
+      return ("self." + text(field(N, "attribute"))).str();
+  }
+  return "";
+}
+
+const ObjectInfo *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
+  if (Key.starts_with("self.")) {
+    auto Class = ClassAttributes.find(ts_node_start_byte(S.Class));
+    if (Class == ClassAttributes.end())
+      return nullptr;
+    auto It = Class->second.find(Key);
+    return It == Class->second.end() ? nullptr : &It->second;
+  }
+  auto It = S.DDPNames.find(Key);
+  if (It != S.DDPNames.end())
+    return &It->second;
+  if (ModuleScope && &S != ModuleScope) {
+    It = ModuleScope->DDPNames.find(Key);
+    if (It != ModuleScope->DDPNames.end())
+      return &It->second;
+  }
+  return nullptr;
+}
+
+bool Frontend::isDDPValue(TSNode N, const Scope &S, ObjectInfo *Info) const {
+  if (isNull(N))
+    return false;
+  if (type(N) == "parenthesized_expression")
+    return isDDPValue(ts_node_named_child(N, 0), S, Info);
+  if (const WrapperRule *Rule = constructedWrapper(N)) {
+    if (Info)
+      *Info = objectOf(N, *Rule);
+    return true;
+  }
+  if (type(N) == "call") {
+    // A factory of the file: build_model(), self.build_model().
+    const Scope *Called = calledFunction(field(N, "function"), S);
+    auto It = Called ? Factories.find(Called->Name) : Factories.end();
+    if (It == Factories.end())
+      return false;
+    if (Info)
+      *Info = It->second;
+    return true;
+  }
+  std::string Key = bindingKey(N, S);
+  const ObjectInfo *Bound = Key.empty() ? nullptr : ddpBinding(Key, S);
+  if (Bound && Info)
+    *Info = *Bound;
+  return Bound;
+}
+
+Scope *Frontend::calledFunction(TSNode Callee, const Scope &S) const {
+  std::string Name = qualifiedName(Callee);
+  if (StringRef(Name).starts_with("self.") && !isNull(S.Class))
+    Name = (text(field(S.Class, "name")) + StringRef(Name).drop_front(4)).str();
+  return Functions.lookup(Name);
+}
+
+/// Calls Each(node) for every node of N's subtree that belongs to N's own
+/// scope: nested functions, lambdas and classes are scopes of their own.
+template <typename Fn> void forEachInScope(TSNode N, Fn Each) {
+  forEachNamedChild(N, [&](TSNode Child) {
+    StringRef Kind = type(Child);
+    if (Kind == "function_definition" || Kind == "class_definition" ||
+        Kind == "lambda" || Kind == "decorated_definition")
+      return;
+    Each(Child);
+    forEachInScope(Child, Each);
+  });
+}
+
+/// The targets an assignment's left side binds: names, self attributes.
+template <typename Fn> void forEachTarget(TSNode Left, Fn Each) {
+  StringRef Kind = type(Left);
+  if (Kind == "pattern_list" || Kind == "tuple_pattern" ||
+      Kind == "list_pattern" || Kind == "tuple" || Kind == "list" ||
+      Kind == "parenthesized_expression") {
+    forEachNamedChild(Left, [&](TSNode Child) { forEachTarget(Child, Each); });
+    return;
+  }
+  Each(Left);
+}
+
+bool Frontend::bindDDPNames() {
+  bool Changed = false;
+  auto Bind = [&](TSNode Target, const ObjectInfo &Info, Scope &S) {
+    std::string Key = bindingKey(Target, S);
+    if (Key.empty())
+      return;
+    llvm::StringMap<ObjectInfo> &Names =
+        StringRef(Key).starts_with("self.")
+            ? ClassAttributes[ts_node_start_byte(S.Class)]
+            : S.DDPNames;
+    if (Names.try_emplace(Key, Info).second)
+      Changed = true;
+  };
+  for (auto &Owned : Scopes) {
+    Scope &S = *Owned;
+    TSNode Body = type(S.Node) == "module" ? S.Node : field(S.Node, "body");
+    forEachInScope(Body, [&](TSNode N) {
+      StringRef Kind = type(N);
+      ObjectInfo Info;
+      if (Kind == "assignment" && isDDPValue(field(N, "right"), S, &Info)) {
+        forEachTarget(field(N, "left"),
+                      [&](TSNode Target) { Bind(Target, Info, S); });
+      } else if (Kind == "return_statement" && &S != ModuleScope &&
+                 type(S.Node) == "function_definition") {
+        TSNode Value = ts_node_named_child(N, 0);
+        if (!isNull(Value) && isDDPValue(Value, S, &Info) &&
+            Factories.try_emplace(S.Name, Info).second)
+          Changed = true;
+      } else if (Kind == "call") {
+        // A DDP object passed to a function of the file binds its parameter.
+        Scope *Function = calledFunction(field(N, "function"), S);
+        if (!Function || type(Function->Node) != "function_definition")
+          return;
+        Scope &Called = *Function;
+        std::vector<TSNode> Parameters;
+        forEachNamedChild(field(Called.Node, "parameters"), [&](TSNode P) {
+          Parameters.push_back(P);
+        });
+        auto NameOf = [&](TSNode P) -> TSNode {
+          if (type(P) == "identifier")
+            return P;
+          TSNode Name = field(P, "name");
+          if (!isNull(Name))
+            return Name;
+          return type(P) == "typed_parameter" ? ts_node_named_child(P, 0)
+                                               : TSNode{};
+        };
+        // A method called through an object: its first parameter is self.
+        unsigned Index = !isNull(Called.Class) &&
+                         type(field(N, "function")) == "attribute";
+        forEachNamedChild(field(N, "arguments"), [&](TSNode Argument) {
+          TSNode Parameter{};
+          TSNode Value = Argument;
+          if (type(Argument) == "keyword_argument") {
+            Value = field(Argument, "value");
+            for (TSNode P : Parameters)
+              if (!isNull(NameOf(P)) &&
+                  text(NameOf(P)) == text(field(Argument, "name")))
+                Parameter = P;
+          } else if (Index < Parameters.size()) {
+            Parameter = Parameters[Index++];
+          }
+          if (!isNull(Parameter) && !isNull(NameOf(Parameter)) &&
+              type(NameOf(Parameter)) == "identifier" &&
+              isDDPValue(Value, S, &Info) &&
+              Called.DDPNames.try_emplace(text(NameOf(Parameter)), Info)
+                  .second)
+            Changed = true;
+        });
+      }
+    });
+  }
+  return Changed;
+}
+
+/// Lowers one scope to an EventGraph.
+class Lowering {
+public:
+  Lowering(Frontend &F, Scope &S) : F(F), S(S) {}
+
+  void run();
+
+  EventGraph Graph;
+  std::vector<Position> Sites;
+  /// The name each object was bound by, per object.
+  std::vector<std::string> ObjectNames;
+
+private:
+  using Values = llvm::SmallVector<ValueId, 4>;
+  struct Loop {
+    unsigned Head;
+    unsigned Exit;
+  };
+
+  ValueId valueOf(StringRef Key);
+  ObjectId objectFor(StringRef Key, const ObjectInfo &Info);
+  SiteId site(TSNode N) {
+    Sites.push_back(positionOf(N));
+    return Sites.size() - 1;
+  }
+  unsigned startBlock() { return Current = Graph.addBlock(); }
+  void edgeTo(unsigned B) { Graph.addEdge(Current, B); }
+
+  void statements(TSNode Block);
+  void statement(TSNode N);
+  void assign(TSNode Left, const Values &From, bool Accumulate);
+  Values expression(TSNode N);
+  Values call(TSNode N);
+  /// Lowers each named child and joins what their histories come from.
+  Values children(TSNode N);
+  /// Whether a `with` item or decorator turns grad mode off (true), on
+  /// (false), or leaves it (nullopt).
+  std::optional<bool> gradModeOf(TSNode Expression);
+  static bool isTrue(TSNode N) { return !isNull(N) && type(N) == "true"; }
+
+  Frontend &F;
+  Scope &S;
+  unsigned Current = 0;
+  unsigned Exit = 0;
+  bool GradEnabled = true;
+  std::vector<Loop> Loops;
+  llvm::StringMap<ValueId> Names;
+  llvm::StringMap<ObjectId> Objects;
+};
+
+ValueId Lowering::valueOf(StringRef Key) {
+  auto [It, Inserted] = Names.try_emplace(Key, 0);
+  if (Inserted) {
+    It->second = Graph.addValue();
+    // Attributes of self outlive the method.
+    if (Key.contains('.'))
+      Graph.markEscaping(It->second);
+  }
+  return It->second;
+}
+
+ObjectId Lowering::objectFor(StringRef Key, const ObjectInfo &Info) {
+  auto [It, Inserted] = Objects.try_emplace(Key, 0);
+  if (Inserted) {
+    ObjectInfo Named = Info;
+    Named.Name = Key.str();
+    It->second = Graph.addObject(Named);
+    ObjectNames.push_back(Key.str());
+  }
+  return It->second;
+}
+
+std::optional<bool> Lowering::gradModeOf(TSNode N) {
+  if (type(N) != "call")
+    return std::nullopt;
+  std::string Name = F.qualifiedName(field(N, "function"));
+  if (Name == "torch.no_grad" || Name == "torch.inference_mode")
+    return true;
+  if (Name == "torch.enable_grad")
+    return false;
+  if (Name == "torch.set_grad_enabled") {
+    TSNode Argument = ts_node_named_child(field(N, "arguments"), 0);
+    if (!isNull(Argument) && type(Argument) == "false")
+      return true;
+    if (isTrue(Argument))
+      return false;
+  }
+  return std::nullopt;
+}
+
+void Lowering::run() {
+  Graph.setEntry(startBlock());
+  Exit = Graph.addBlock();
+  TSNode Body = S.Node;
+  if (type(S.Node) != "module") {
+    Body = field(S.Node, "body");
+    // Parameters carry whatever history the caller's arguments have.
+    std::function<void(TSNode)> Parameter = [&](TSNode P) {
+      if (type(P) == "identifier") {
+        OriginId Origin;
+        Names[F.text(P)] = Graph.addInputValue(Origin);
+        return;
+      }
+      TSNode Name = field(P, "name");
+      if (isNull(Name) && type(P) == "typed_parameter")
+        Name = ts_node_named_child(P, 0);
+      if (!isNull(Name))
+        Parameter(Name);
+    };
+    forEachNamedChild(field(S.Node, "parameters"), Parameter);
+    // @torch.no_grad() on the function.
+    TSNode Parent = ts_node_parent(S.Node);
+    if (!isNull(Parent) && type(Parent) == "decorated_definition")
+      forEachNamedChild(Parent, [&](TSNode D) {
+        if (type(D) == "decorator")
+          if (std::optional<bool> Off = gradModeOf(ts_node_named_child(D, 0)))
+            GradEnabled = !*Off;
+      });
+  }
+  if (type(S.Node) == "lambda") {
+    Values Result = expression(Body);
+    Graph.append(Current, Event::ret(site(Body), Result));
+  } else {
+    statements(Body);
+  }
+  edgeTo(Exit);
+}
+
+void Lowering::statements(TSNode Block) {
+  forEachNamedChild(Block, [&](TSNode N) { statement(N); });
+}
+
+void Lowering::statement(TSNode N) {
+  StringRef Kind = type(N);
+  if (Kind == "function_definition" || Kind == "class_definition" ||
+      Kind == "decorated_definition" || Kind == "comment" ||
+      Kind == "import_statement" || Kind == "import_from_statement")
+    return;
+  if (Kind == "if_statement") {
+    unsigned Join = Graph.addBlock();
+    expression(field(N, "condition"));
+    unsigned Branch = Current;
+    startBlock();
+    Graph.addEdge(Branch, Current);
+    statements(field(N, "consequence"));
+    edgeTo(Join);
+    bool HasElse = false;
+    for (uint32_t I = 0, E = ts_node_named_child_count(N); I < E; ++I) {
+      TSNode Clause = ts_node_named_child(N, I);
+      if (type(Clause) == "elif_clause") {
+        Current = Branch;
+        expression(field(Clause, "condition"));
+        Branch = Current;
+        startBlock();
+        Graph.addEdge(Branch, Current);
+        statements(field(Clause, "consequence"));
+        edgeTo(Join);
+      } else if (type(Clause) == "else_clause") {
+        HasElse = true;
+        startBlock();
+        Graph.addEdge(Branch, Current);
+        statements(field(Clause, "body"));
+        edgeTo(Join);
+      }
+    }
+    if (!HasElse)
+      Graph.addEdge(Branch, Join);
+    Current = Join;
+    return;
+  }
+  if (Kind == "for_statement" || Kind == "while_statement") {
+    Values Iterated;
+    if (Kind == "for_statement")
+      Iterated = expression(field(N, "right"));
+    unsigned Head = Graph.addBlock(), Exit = Graph.addBlock();
+    edgeTo(Head);
+    Current = Head;
+    if (Kind == "for_statement")
+      assign(field(N, "left"), Iterated, /*Accumulate=*/false);
+    else
+      expression(field(N, "condition"));
+    unsigned Test = Current;
+    startBlock();
+    Graph.addEdge(Test, Current);
+    Loops.push_back({Head, Exit});
+    statements(field(N, "body"));
+    Loops.pop_back();
+    edgeTo(Head);
+    // The else clause runs when the loop ends without a break.
+    Current = Test;
+    if (TSNode Else = field(N, "alternative"); !isNull(Else)) {
+      startBlock();
+      Graph.addEdge(Test, Current);
+      statements(field(Else, "body"));
+    }
+    edgeTo(Exit);
+    Current = Exit;
+    return;
+  }
+  if (Kind == "break_statement" || Kind == "continue_statement") {
+    if (!Loops.empty())
+      edgeTo(Kind == "break_statement" ? Loops.back().Exit : Loops.back().Head);
+    startBlock(); // Unreachable.
+    return;
+  }
+  if (Kind == "return_statement") {
+    Values Result = children(N);
+    Graph.append(Current, Event::ret(site(N), Result));
+    edgeTo(Exit);
+    startBlock(); // Unreachable.
+    return;
+  }
+  if (Kind == "with_statement") {
+    bool Saved = GradEnabled;
+    forEachNamedChild(N, [&](TSNode Child) {
+      if (type(Child) != "with_clause")
+        return;
+      forEachNamedChild(Child, [&](TSNode Item) {
+        TSNode Value = field(Item, "value");
+        TSNode Alias{};
+        if (!isNull(Value) && type(Value) == "as_pattern") {
+          Alias = field(Value, "alias");
+          Value = ts_node_named_child(Value, 0);
+        }
+        if (std::optional<bool> Off = gradModeOf(Value))
+          GradEnabled = !*Off;
+        Values From = expression(Value);
+        if (!isNull(Alias))
+          assign(ts_node_named_child(Alias, 0), From, false);
+      });
+    });
+    statements(field(N, "body"));
+    GradEnabled = Saved;
+    return;
+  }
+  if (Kind == "try_statement") {
+    // A handler may start anywhere in the body: from its start or its end.
+    unsigned Start = Current, Join = Graph.addBlock();
+    startBlock();
+    Graph.addEdge(Start, Current);
+    statements(field(N, "body"));
+    unsigned BodyEnd = Current;
+    TSNode Finally{};
+    forEachNamedChild(N, [&](TSNode Clause) {
+      StringRef Kind = type(Clause);
+      if (Kind == "except_clause" || Kind == "except_group_clause") {
+        startBlock();
+        Graph.addEdge(Start, Current);
+        Graph.addEdge(BodyEnd, Current);
+        forEachNamedChild(Clause, [&](TSNode Part) {
+          if (type(Part) == "block")
+            statements(Part);
+        });
+        edgeTo(Join);
+      } else if (Kind == "else_clause") {
+        unsigned From = BodyEnd;
+        startBlock();
+        Graph.addEdge(From, Current);
+        statements(field(Clause, "body"));
+        BodyEnd = Current;
+      } else if (Kind == "finally_clause") {
+        Finally = Clause;
+      }
+    });
+    Current = BodyEnd;
+    edgeTo(Join);
+    Current = Join;
+    if (!isNull(Finally))
+      forEachNamedChild(Finally, [&](TSNode Part) {
+        if (type(Part) == "block")
+          statements(Part);
+      });
+    return;
+  }
+  if (Kind == "expression_statement") {
+    forEachNamedChild(N, [&](TSNode E) {
+      if (type(E) == "assignment" || type(E) == "augmented_assignment")
+        statement(E);
+      else
+        expression(E);
+    });
+    return;
+  }
+  if (Kind == "assignment") {
+    TSNode Right = field(N, "right");
+    Values From;
+    if (!isNull(Right) && type(Right) == "assignment") {
+      statement(Right); // a = b = value
+      From = expression(field(Right, "left"));
+    } else if (!isNull(Right)) {
+      From = expression(Right);
+    }
+    assign(field(N, "left"), From, /*Accumulate=*/false);
+    return;
+  }
+  if (Kind == "augmented_assignment") {
+    assign(field(N, "left"), expression(field(N, "right")),
+           /*Accumulate=*/true);
+    return;
+  }
+  if (Kind == "block") {
+    statements(N);
+    return;
+  }
+  children(N);
+}
+
+void Lowering::assign(TSNode Left, const Values &From, bool Accumulate) {
+  forEachTarget(Left, [&](TSNode Target) {
+    StringRef Kind = type(Target);
+    if (Kind == "subscript" || (Kind == "attribute" &&
+                                F.bindingKey(Target, S).empty())) {
+      // x[i] = v, out.field = v: x's history now includes v's.
+      Values Base = expression(field(Target, Kind == "subscript" ? "value"
+                                                                 : "object"));
+      for (ValueId V : Base) {
+        Values Sources = From;
+        Sources.push_back(V);
+        Graph.append(Current, Event::derive(V, Sources, /*Strong=*/true));
+      }
+      return;
+    }
+    if (Kind == "list_splat_pattern")
+      Target = ts_node_named_child(Target, 0);
+    std::string Key = F.bindingKey(Target, S);
+    if (Key.empty())
+      return;
+    ValueId V = valueOf(Key);
+    Values Sources = From;
+    if (Accumulate)
+      Sources.push_back(V);
+    Graph.append(Current, Event::derive(V, Sources, /*Strong=*/true));
+  });
+}
+
+Lowering::Values Lowering::children(TSNode N) {
+  Values All;
+  forEachNamedChild(N, [&](TSNode Child) {
+    Values From = expression(Child);
+    All.append(From.begin(), From.end());
+  });
+  return All;
+}
+
+Lowering::Values Lowering::expression(TSNode N) {
+  if (isNull(N))
+    return {};
+  StringRef Kind = type(N);
+  if (Kind == "identifier" || (Kind == "attribute" &&
+                               !F.bindingKey(N, S).empty())) {
+    std::string Key = F.bindingKey(N, S);
+    // Imported modules and functions carry no history.
+    if (!Names.count(Key) && F.Imports.count(Key))
+      return {};
+    return {valueOf(Key)};
+  }
+  if (Kind == "attribute")
+    return expression(field(N, "object"));
+  if (Kind == "call")
+    return call(N);
+  if (Kind == "lambda" || Kind == "string" || Kind == "integer" ||
+      Kind == "float" || Kind == "true" || Kind == "false" || Kind == "none" ||
+      Kind == "comment")
+    return {};
+  if (Kind == "list_comprehension" || Kind == "generator_expression" ||
+      Kind == "set_comprehension" || Kind == "dictionary_comprehension") {
+    // The body runs once per element: a loop.
+    forEachNamedChild(N, [&](TSNode Clause) {
+      if (type(Clause) == "for_in_clause")
+        assign(field(Clause, "left"), expression(field(Clause, "right")),
+               false);
+    });
+    unsigned Before = Current;
+    unsigned Body = startBlock();
+    Graph.addEdge(Before, Body);
+    forEachNamedChild(N, [&](TSNode Clause) {
+      if (type(Clause) == "if_clause")
+        children(Clause);
+    });
+    Values Element = expression(field(N, "body"));
+    ValueId Result = Graph.addValue();
+    Graph.append(Current, Event::derive(Result, Element, /*Strong=*/false));
+    edgeTo(Body);
+    unsigned After = Graph.addBlock();
+    edgeTo(After);
+    Graph.addEdge(Before, After);
+    Current = After;
+    return {Result};
+  }
+  return children(N);
+}
+
+Lowering::Values Lowering::call(TSNode N) {
+  TSNode Callee = field(N, "function");
+  TSNode Arguments = field(N, "arguments");
+  auto Argument = [&](StringRef Keyword, unsigned Position) -> TSNode {
+    unsigned Index = 0;
+    TSNode Found{};
+    forEachNamedChild(Arguments, [&](TSNode A) {
+      if (type(A) == "keyword_argument") {
+        if (F.text(field(A, "name")) == Keyword)
+          Found = field(A, "value");
+      } else if (Index++ == Position) {
+        Found = A;
+      }
+    });
+    return Found;
+  };
+  auto KeywordIsTrue = [&](StringRef Keyword) {
+    TSNode Value = Argument(Keyword, ~0u);
+    return isTrue(Value);
+  };
+
+  // A forward on a DDP object: model(x), model.forward(x), self.model(x).
+  TSNode Object = Callee;
+  if (type(Callee) == "attribute" &&
+      F.text(field(Callee, "attribute")) == "forward")
+    Object = field(Callee, "object");
+  ObjectInfo Info;
+  std::string Key = F.bindingKey(Object, S);
+  if (!Key.empty() && F.isDDPValue(Object, S, &Info)) {
+    Values Inputs = children(Arguments);
+    ValueId Output = Graph.addValue();
+    Graph.append(Current, Event::forward(site(N), objectFor(Key, Info),
+                                         GradEnabled, Output, Inputs));
+    return {Output};
+  }
+
+  std::string Name = F.qualifiedName(Callee);
+  if (Name == "torch.autograd.backward" || Name == "torch.autograd.grad") {
+    Values Roots = expression(Argument("tensors", 0));
+    if (Name == "torch.autograd.grad") {
+      Roots = expression(Argument("outputs", 0));
+      Values Rest = expression(Argument("inputs", 1));
+      ValueId Gradients = Graph.addValue();
+      bool Create = KeywordIsTrue("create_graph");
+      Graph.append(Current,
+                   Event::grad(site(N), Roots,
+                               KeywordIsTrue("retain_graph") || Create, Create,
+                               Gradients));
+      return {Gradients};
+    }
+    Graph.append(Current,
+                 Event::backward(site(N), Roots, KeywordIsTrue("retain_graph"),
+                                 KeywordIsTrue("create_graph")));
+    return {};
+  }
+  if (type(Callee) == "attribute") {
+    StringRef Method = F.text(field(Callee, "attribute"));
+    TSNode Receiver = field(Callee, "object");
+    if (Method == "backward" || Method == "manual_backward") {
+      // loss.backward(), scaler.scale(loss).backward(),
+      // accelerator.backward(loss), self.manual_backward(loss).
+      Values Roots = expression(Receiver);
+      Values Loss = expression(ts_node_named_child(Arguments, 0));
+      if (ts_node_named_child_count(Arguments) > 0 &&
+          type(ts_node_named_child(Arguments, 0)) != "keyword_argument")
+        Roots.append(Loss.begin(), Loss.end());
+      bool Create = KeywordIsTrue("create_graph");
+      Graph.append(Current, Event::backward(site(N), Roots,
+                                            KeywordIsTrue("retain_graph") ||
+                                                Create,
+                                            Create));
+      return {};
+    }
+    if (Method == "detach" || Method == "item" || Method == "tolist" ||
+        Method == "numpy") {
+      expression(Receiver);
+      children(Arguments);
+      return {};
+    }
+  }
+  // Anything else: the result's history may come from the receiver and the
+  // arguments.
+  Values All = children(Arguments);
+  if (type(Callee) != "identifier") {
+    Values From = expression(Callee);
+    All.append(From.begin(), From.end());
+  }
+  return All;
+}
+
+void Frontend::analyse(Scope &S, CheckResult &Result) {
+  Lowering L(*this, S);
+  L.run();
+  if (L.ObjectNames.empty())
+    return;
+  AnalysisOptions Analysis;
+  Analysis.ListHazards = false;
+  AnalysisResult R = analyzeHazards(L.Graph, Analysis);
+  for (const Clobber &C : R.Clobbers) {
+    if (!L.Graph.isForwardOrigin(C.Writer))
+      continue;
+    const Event &Second = L.Graph.forwardOf(C.Writer);
+    // The earliest saver in the file, with its first failing backward.
+    std::optional<std::pair<Position, OriginId>> First;
+    std::optional<SiteId> Backward;
+    for (OriginId Saver : C.Savers) {
+      Position At = L.Sites[L.Graph.forwardOf(Saver).Site];
+      if (First && !(At < First->first))
+        continue;
+      if (std::optional<SiteId> B = R.firstBackward(Saver, C.Writer)) {
+        First = {At, Saver};
+        Backward = B;
+      }
+    }
+    if (!First)
+      continue;
+    Finding Found;
+    Found.Object = L.ObjectNames[Second.Object];
+    Found.Function = S.Name;
+    Found.Second = L.Sites[Second.Site];
+    Found.First = First->first;
+    Found.Backward = L.Sites[*Backward];
+    Found.SameForwardInALoop = First->second == C.Writer ||
+                               Found.First == Found.Second;
+    Result.Findings.push_back(Found);
+  }
+}
+
+void collectErrors(TSNode N, std::vector<Position> &Errors) {
+  if (!ts_node_has_error(N))
+    return;
+  if (ts_node_is_error(N) || ts_node_is_missing(N)) {
+    Errors.push_back(positionOf(N));
+    return;
+  }
+  for (uint32_t I = 0, E = ts_node_child_count(N); I < E; ++I)
+    collectErrors(ts_node_child(N, I), Errors);
+}
+
+CheckResult Frontend::run(TSNode Root) {
+  CheckResult Result;
+  collectErrors(Root, Result.SyntaxErrors);
+  collectImports(Root);
+  auto Module = std::make_unique<Scope>();
+  Module->Node = Root;
+  Module->Name = "<module>";
+  ModuleScope = Module.get();
+  Scopes.push_back(std::move(Module));
+  collectScopes(Root, TSNode{}, "");
+  // Each round binds at least one more name; a file has finitely many.
+  while (bindDDPNames()) {
+  }
+  for (auto &S : Scopes)
+    analyse(*S, Result);
+  llvm::sort(Result.Findings, [](const Finding &A, const Finding &B) {
+    return A.Second < B.Second;
+  });
+  Result.Findings.erase(
+      std::unique(Result.Findings.begin(), Result.Findings.end(),
+                  [](const Finding &A, const Finding &B) {
+                    return A.Second == B.Second;
+                  }),
+      Result.Findings.end());
+  return Result;
+}
+
+} // namespace
+
+CheckResult checkSource(StringRef Source, const RuleSet &Rules,
+                        const CheckOptions &Options) {
+  std::unique_ptr<TSParser, void (*)(TSParser *)> Parser(ts_parser_new(),
+                                                         ts_parser_delete);
+  ts_parser_set_language(Parser.get(), tree_sitter_python());
+  std::unique_ptr<TSTree, void (*)(TSTree *)> Tree(
+      ts_parser_parse_string(Parser.get(), nullptr, Source.data(),
+                             Source.size()),
+      ts_tree_delete);
+  return Frontend(Source, Rules, Options).run(ts_tree_root_node(Tree.get()));
+}
+
+} // namespace python
+} // namespace ddpguard

@@ -1,0 +1,70 @@
+//===- PythonFrontend.h - Python training scripts as event graphs ---------===//
+//
+// Reads a Python file with tree-sitter's Python grammar (docs/design.md, "The
+// Python frontend's parser"), lowers each function, method and the module's
+// own code to an EventGraph and runs the same HazardAnalysis as the Clang
+// frontend. DDP objects are what the rule set's Python wrappers construct
+// (rewrite-rules/ddpguard.yaml: torch.nn.parallel.DistributedDataParallel),
+// under any import alias, bound to a local or global name, to self.<attr>
+// in a class, returned by a factory function of the file, or passed to a
+// parameter of a function of the file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_PYTHONFRONTEND_PYTHONFRONTEND_H
+#define DDPGUARD_PYTHONFRONTEND_PYTHONFRONTEND_H
+
+#include "Rules/RuleSet.h"
+#include "llvm/ADT/StringRef.h"
+#include <string>
+#include <vector>
+
+namespace ddpguard {
+namespace python {
+
+/// 1-based line and column (in bytes) of a point in the source.
+struct Position {
+  unsigned Line = 0;
+  unsigned Column = 0;
+  friend bool operator<(const Position &A, const Position &B) {
+    return A.Line < B.Line || (A.Line == B.Line && A.Column < B.Column);
+  }
+  friend bool operator==(const Position &A, const Position &B) {
+    return A.Line == B.Line && A.Column == B.Column;
+  }
+};
+
+/// A forward on a DDP object whose buffer broadcast overwrites what an
+/// earlier forward on it saved, before a backward through that forward.
+struct Finding {
+  /// The DDP object as the code names it: "model", "self.encoder".
+  std::string Object;
+  /// The function holding the forwards, or "<module>".
+  std::string Function;
+  Position Second;
+  Position First;
+  Position Backward;
+  /// The two forwards are one call in two iterations of a loop.
+  bool SameForwardInALoop = false;
+};
+
+struct CheckOptions {
+  /// The PyTorch version the findings are judged by.
+  TorchVersion Version = OldestSupportedTorch;
+};
+
+struct CheckResult {
+  /// Sorted by the second forward's position.
+  std::vector<Finding> Findings;
+  /// Where the parser met text it could not read. The code around it is
+  /// still checked, as an editor needs on half-typed code.
+  std::vector<Position> SyntaxErrors;
+};
+
+CheckResult checkSource(llvm::StringRef Source, const RuleSet &Rules,
+                        const CheckOptions &Options);
+
+} // namespace python
+} // namespace ddpguard
+
+#endif

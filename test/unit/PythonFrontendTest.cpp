@@ -1,0 +1,241 @@
+//===- PythonFrontendTest.cpp - Python scripts through the same model -----===//
+
+#include "PythonFrontend/PythonFrontend.h"
+#include "gtest/gtest.h"
+
+using namespace ddpguard;
+using namespace ddpguard::python;
+
+namespace {
+
+CheckResult check(llvm::StringRef Source, const char *Version = "2.11.0") {
+  static const RuleSet Rules = RuleSet::builtin();
+  CheckOptions Options;
+  Options.Version = *TorchVersion::parse(Version);
+  return checkSource(Source, Rules, Options);
+}
+
+// The classic two-view script (pytorch/pytorch#22095).
+const char TwoView[] = R"py(import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torchvision.models import resnet50
+
+model = DDP(resnet50())
+for input0, input1 in loader:
+    out1 = model(input0)
+    out2 = model(input1)
+    criterion(out1, out2).backward()
+)py";
+
+TEST(PythonFrontend, TwoViewScriptIsReportedAtItsSecondForward) {
+  CheckResult R = check(TwoView);
+  ASSERT_EQ(R.Findings.size(), 1u);
+  const Finding &F = R.Findings[0];
+  EXPECT_EQ(F.Object, "model");
+  EXPECT_EQ(F.Function, "<module>");
+  EXPECT_EQ(F.Second.Line, 8u);
+  EXPECT_EQ(F.Second.Column, 12u);
+  EXPECT_EQ(F.First.Line, 7u);
+  EXPECT_EQ(F.Backward.Line, 9u);
+  EXPECT_FALSE(F.SameForwardInALoop);
+  EXPECT_TRUE(R.SyntaxErrors.empty());
+}
+
+TEST(PythonFrontend, FromTorch2121TheBroadcastPreservesVersionCounters) {
+  EXPECT_TRUE(check(TwoView, "2.12.1").Findings.empty());
+  EXPECT_TRUE(check(TwoView, "2.15.0").Findings.empty());
+  EXPECT_EQ(check(TwoView, "2.12.0").Findings.size(), 1u);
+}
+
+TEST(PythonFrontend, BroadcastBuffersFalseIsOk) {
+  EXPECT_TRUE(check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net, device_ids=[0], broadcast_buffers=False)
+(model(a) - model(b)).sum().backward()
+)py")
+                  .Findings.empty());
+  // The fifth positional argument is broadcast_buffers.
+  EXPECT_TRUE(check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net, None, None, 0, False)
+(model(a) - model(b)).sum().backward()
+)py")
+                  .Findings.empty());
+}
+
+TEST(PythonFrontend, ForwardSyncBuffersFromTorch213) {
+  const char Source[] = R"py(
+import torch.nn as nn
+model = nn.parallel.DistributedDataParallel(net, forward_sync_buffers=False)
+(model(a) - model(b)).sum().backward()
+)py";
+  // 2.13 reads it; 2.12.0 has no such keyword (and would raise TypeError).
+  EXPECT_TRUE(check(Source, "2.13.0").Findings.empty());
+  EXPECT_EQ(check(Source, "2.12.0").Findings.size(), 1u);
+}
+
+TEST(PythonFrontend, EveryImportSpellingNamesTheClass) {
+  for (const char *Source : {
+           "import torch\nm = torch.nn.parallel.DistributedDataParallel(n)\n"
+           "(m(a) + m(b)).sum().backward()\n",
+           "import torch.nn.parallel.distributed as d\n"
+           "m = d.DistributedDataParallel(n)\n(m(a) + m(b)).sum().backward()\n",
+           "from torch.nn import parallel\n"
+           "m = parallel.DistributedDataParallel(n)\n"
+           "(m(a) + m(b)).sum().backward()\n",
+       })
+    EXPECT_EQ(check(Source).Findings.size(), 1u) << Source;
+  // A class of the same name from elsewhere is not PyTorch's.
+  EXPECT_TRUE(check("from mylib import DistributedDataParallel as DDP\n"
+                    "m = DDP(n)\n(m(a) + m(b)).sum().backward()\n")
+                  .Findings.empty());
+}
+
+TEST(PythonFrontend, SecondForwardUnderNoGradStillBroadcasts) {
+  CheckResult R = check(R"py(
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def step(net, a, b):
+    model = DDP(net)
+    out = model(a)
+    with torch.no_grad():
+        target = model(b)
+    (out - target).pow(2).sum().backward()
+)py");
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_EQ(R.Findings[0].Function, "step");
+  EXPECT_EQ(R.Findings[0].Second.Line, 8u);
+}
+
+TEST(PythonFrontend, FirstForwardUnderNoGradIsOk) {
+  EXPECT_TRUE(check(R"py(
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+with torch.no_grad():
+    target = model(b)
+out = model(a)
+(out - target).pow(2).sum().backward()
+)py")
+                  .Findings.empty());
+}
+
+TEST(PythonFrontend, DetachedOrBypassedForwardsAreOk) {
+  EXPECT_TRUE(check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+target = model(b).detach()
+out = model(a)
+(out - target).pow(2).sum().backward()
+)py")
+                  .Findings.empty());
+  // model.module runs the wrapped module: no broadcast.
+  EXPECT_TRUE(check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+out = model(a)
+other = model.module(b)
+(out - other).pow(2).sum().backward()
+)py")
+                  .Findings.empty());
+}
+
+TEST(PythonFrontend, SelfAttributeFactoryAndParameter) {
+  CheckResult R = check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+class Trainer:
+    def __init__(self, net):
+        self.model = DDP(net)
+
+    def step(self, a, b):
+        loss = (self.model(a) - self.model(b)).sum()
+        loss.backward()
+
+def build(net):
+    return DDP(net)
+
+def train_step(model, a, b):
+    out1 = model(a)
+    out2 = model.forward(b)
+    (out1 + out2).mean().backward()
+
+def main():
+    model = build(net)
+    (model(a) * model(b)).sum().backward()
+    train_step(model, a, b)
+)py");
+  ASSERT_EQ(R.Findings.size(), 3u);
+  EXPECT_EQ(R.Findings[0].Object, "self.model");
+  EXPECT_EQ(R.Findings[0].Function, "Trainer.step");
+  EXPECT_EQ(R.Findings[0].Second.Line, 9u);
+  EXPECT_EQ(R.Findings[1].Function, "train_step");
+  EXPECT_EQ(R.Findings[1].Second.Line, 17u);
+  EXPECT_EQ(R.Findings[2].Function, "main");
+  EXPECT_EQ(R.Findings[2].Second.Line, 22u);
+}
+
+TEST(PythonFrontend, ComprehensionOfForwardsClobbersItsEarlierElements) {
+  CheckResult R = check(R"py(
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+outs = [model(v) for v in views]
+torch.stack(outs).sum().backward()
+)py");
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_TRUE(R.Findings[0].SameForwardInALoop);
+  EXPECT_EQ(R.Findings[0].Second.Line, 5u);
+}
+
+TEST(PythonFrontend, OneForwardPerBackwardIsOk) {
+  EXPECT_TRUE(check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+for x, y in loader:
+    if x is None:
+        continue
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+)py")
+                  .Findings.empty());
+}
+
+TEST(PythonFrontend, RetainGraphKeepsTheFirstGraphForALaterBackward) {
+  CheckResult R = check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+out = model(a)
+out.sum().backward(retain_graph=True)
+other = model(b)
+out.mean().backward()
+)py");
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_EQ(R.Findings[0].Backward.Line, 7u);
+}
+
+TEST(PythonFrontend, HalfTypedCodeIsStillChecked) {
+  // What an editor sends while a line is typed. (An unclosed bracket is
+  // different: Python's grammar reads every later line into it.)
+  CheckResult R = check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+
+def unfinished(x):
+    y = x.
+    if y
+
+def step(a, b):
+    out1 = model(a)
+    out2 = model(b)
+    (out1 + out2).sum().backward()
+)py");
+  ASSERT_FALSE(R.SyntaxErrors.empty());
+  EXPECT_EQ(R.SyntaxErrors[0].Line, 6u);
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_EQ(R.Findings[0].Second.Line, 11u);
+}
+
+} // namespace
