@@ -33,6 +33,12 @@ using llvm::StringRef;
 
 namespace {
 
+/// A DDP object a name is bound to: its settings and where it was made.
+struct Binding {
+  ObjectInfo Info;
+  Position Constructed;
+};
+
 /// A function, method, lambda or the module's own code.
 struct Scope {
   TSNode Node;
@@ -41,7 +47,7 @@ struct Scope {
   std::string Name;
   /// Names bound to a DDP object in this scope, with the construction's
   /// object settings.
-  llvm::StringMap<ObjectInfo> DDPNames;
+  llvm::StringMap<Binding> DDPNames;
 };
 
 bool isNull(TSNode N) { return ts_node_is_null(N); }
@@ -55,8 +61,9 @@ template <typename Fn> void forEachNamedChild(TSNode N, Fn Each) {
 }
 Position positionOf(TSNode N) {
   TSPoint P = ts_node_start_point(N);
-  return {P.row + 1, P.column + 1};
+  return {P.row + 1, P.column + 1, ts_node_start_byte(N)};
 }
+
 
 class Frontend {
 public:
@@ -78,14 +85,14 @@ private:
   std::string qualifiedName(TSNode N) const;
   /// The rule of the wrapper a call constructs, or null.
   const WrapperRule *constructedWrapper(TSNode Call) const;
-  /// The settings of the object a DDP construction call makes.
-  ObjectInfo objectOf(TSNode Call, const WrapperRule &Rule) const;
+  /// The object a DDP construction call makes.
+  Binding objectOf(TSNode Call, const WrapperRule &Rule) const;
   /// Whether the value of expression N is a DDP object in scope S; fills
   /// Info when it is.
-  bool isDDPValue(TSNode N, const Scope &S, ObjectInfo *Info) const;
+  bool isDDPValue(TSNode N, const Scope &S, Binding *Info) const;
   /// The key a name or self-attribute is bound by in S: "x", "self.x".
   std::string bindingKey(TSNode N, const Scope &S) const;
-  const ObjectInfo *ddpBinding(StringRef Key, const Scope &S) const;
+  const Binding *ddpBinding(StringRef Key, const Scope &S) const;
   bool bindDDPNames();
   /// The function of the file a call's callee names (self.m in a method
   /// names the class's m), or null.
@@ -102,11 +109,11 @@ private:
   std::vector<std::unique_ptr<Scope>> Scopes;
   Scope *ModuleScope = nullptr;
   /// Per class node (by start byte): self attributes bound to DDP objects.
-  std::map<uint32_t, llvm::StringMap<ObjectInfo>> ClassAttributes;
+  std::map<uint32_t, llvm::StringMap<Binding>> ClassAttributes;
   /// Functions of the file by name (methods as Class.name), and the
   /// factories among them: those that return a DDP object.
   llvm::StringMap<Scope *> Functions;
-  llvm::StringMap<ObjectInfo> Factories;
+  llvm::StringMap<Binding> Factories;
   friend class Lowering;
 };
 
@@ -210,10 +217,10 @@ const WrapperRule *Frontend::constructedWrapper(TSNode Call) const {
   return Rules.find(Name);
 }
 
-ObjectInfo Frontend::objectOf(TSNode Call, const WrapperRule &Rule) const {
+Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule) const {
   ObjectInfo Info;
   TSNode Arguments = field(Call, "arguments");
-  Info.Name = text(Call).str();
+  // Which modules have buffers is not followed yet: assumed, and said so.
   Info.HasBuffers = true;
   // The setting as the version spells it; the newer keyword wins when both
   // are given, as in PyTorch 2.13.
@@ -250,7 +257,7 @@ ObjectInfo Frontend::objectOf(TSNode Call, const WrapperRule &Rule) const {
   });
   Info.BroadcastsBuffers = Broadcast.value_or(Setting.Default) &&
                            !Rule.preservesVersionCounters(Options.Version);
-  return Info;
+  return {Info, positionOf(Call)};
 }
 
 std::string Frontend::bindingKey(TSNode N, const Scope &S) const {
@@ -264,7 +271,7 @@ std::string Frontend::bindingKey(TSNode N, const Scope &S) const {
   return "";
 }
 
-const ObjectInfo *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
+const Binding *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
   if (Key.starts_with("self.")) {
     auto Class = ClassAttributes.find(ts_node_start_byte(S.Class));
     if (Class == ClassAttributes.end())
@@ -283,7 +290,7 @@ const ObjectInfo *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
   return nullptr;
 }
 
-bool Frontend::isDDPValue(TSNode N, const Scope &S, ObjectInfo *Info) const {
+bool Frontend::isDDPValue(TSNode N, const Scope &S, Binding *Info) const {
   if (isNull(N))
     return false;
   if (type(N) == "parenthesized_expression")
@@ -304,7 +311,7 @@ bool Frontend::isDDPValue(TSNode N, const Scope &S, ObjectInfo *Info) const {
     return true;
   }
   std::string Key = bindingKey(N, S);
-  const ObjectInfo *Bound = Key.empty() ? nullptr : ddpBinding(Key, S);
+  const Binding *Bound = Key.empty() ? nullptr : ddpBinding(Key, S);
   if (Bound && Info)
     *Info = *Bound;
   return Bound;
@@ -344,11 +351,11 @@ template <typename Fn> void forEachTarget(TSNode Left, Fn Each) {
 
 bool Frontend::bindDDPNames() {
   bool Changed = false;
-  auto Bind = [&](TSNode Target, const ObjectInfo &Info, Scope &S) {
+  auto Bind = [&](TSNode Target, const Binding &Info, Scope &S) {
     std::string Key = bindingKey(Target, S);
     if (Key.empty())
       return;
-    llvm::StringMap<ObjectInfo> &Names =
+    llvm::StringMap<Binding> &Names =
         StringRef(Key).starts_with("self.")
             ? ClassAttributes[ts_node_start_byte(S.Class)]
             : S.DDPNames;
@@ -360,7 +367,7 @@ bool Frontend::bindDDPNames() {
     TSNode Body = type(S.Node) == "module" ? S.Node : field(S.Node, "body");
     forEachInScope(Body, [&](TSNode N) {
       StringRef Kind = type(N);
-      ObjectInfo Info;
+      Binding Info;
       if (Kind == "assignment" && isDDPValue(field(N, "right"), S, &Info)) {
         forEachTarget(field(N, "left"),
                       [&](TSNode Target) { Bind(Target, Info, S); });
@@ -426,8 +433,9 @@ public:
 
   EventGraph Graph;
   std::vector<Position> Sites;
-  /// The name each object was bound by, per object.
+  /// The name each object was bound by, and its binding, per object.
   std::vector<std::string> ObjectNames;
+  std::vector<Binding> ObjectBindings;
 
 private:
   using Values = llvm::SmallVector<ValueId, 4>;
@@ -437,7 +445,7 @@ private:
   };
 
   ValueId valueOf(StringRef Key);
-  ObjectId objectFor(StringRef Key, const ObjectInfo &Info);
+  ObjectId objectFor(StringRef Key, const Binding &Bound);
   SiteId site(TSNode N) {
     Sites.push_back(positionOf(N));
     return Sites.size() - 1;
@@ -478,13 +486,14 @@ ValueId Lowering::valueOf(StringRef Key) {
   return It->second;
 }
 
-ObjectId Lowering::objectFor(StringRef Key, const ObjectInfo &Info) {
+ObjectId Lowering::objectFor(StringRef Key, const Binding &Bound) {
   auto [It, Inserted] = Objects.try_emplace(Key, 0);
   if (Inserted) {
-    ObjectInfo Named = Info;
+    ObjectInfo Named = Bound.Info;
     Named.Name = Key.str();
     It->second = Graph.addObject(Named);
     ObjectNames.push_back(Key.str());
+    ObjectBindings.push_back(Bound);
   }
   return It->second;
 }
@@ -835,7 +844,7 @@ Lowering::Values Lowering::call(TSNode N) {
   if (type(Callee) == "attribute" &&
       F.text(field(Callee, "attribute")) == "forward")
     Object = field(Callee, "object");
-  ObjectInfo Info;
+  Binding Info;
   std::string Key = F.bindingKey(Object, S);
   if (!Key.empty() && F.isDDPValue(Object, S, &Info)) {
     Values Inputs = children(Arguments);
@@ -931,6 +940,7 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
     Found.Second = L.Sites[Second.Site];
     Found.First = First->first;
     Found.Backward = L.Sites[*Backward];
+    Found.Construction = L.ObjectBindings[Second.Object].Constructed;
     Found.SameForwardInALoop = First->second == C.Writer ||
                                Found.First == Found.Second;
     Result.Findings.push_back(Found);

@@ -22,10 +22,12 @@
 namespace ddpguard {
 namespace python {
 
-/// 1-based line and column (in bytes) of a point in the source.
+/// 1-based line and column (in bytes) of a point in the source, and its
+/// byte offset.
 struct Position {
   unsigned Line = 0;
   unsigned Column = 0;
+  unsigned Offset = 0;
   friend bool operator<(const Position &A, const Position &B) {
     return A.Line < B.Line || (A.Line == B.Line && A.Column < B.Column);
   }
@@ -44,6 +46,8 @@ struct Finding {
   Position Second;
   Position First;
   Position Backward;
+  /// Where the object was constructed (DistributedDataParallel(...)).
+  Position Construction;
   /// The two forwards are one call in two iterations of a loop.
   bool SameForwardInALoop = false;
 };

@@ -22,6 +22,7 @@
 #include "Database.h"
 #include "FixWriter.h"
 #include "LineFilter.h"
+#include "PythonFiles.h"
 #include "Relevance.h"
 #include "Report.h"
 #include "Rules/RuleSet.h"
@@ -150,6 +151,15 @@ static cl::opt<bool> AssumeBuffers(
     "assume-modules-have-buffers",
     cl::desc("Report even when the wrapped module provably has no buffers"),
     cl::cat(Category));
+static cl::opt<std::string> TorchVersionOption(
+    "torch-version",
+    cl::desc("Judge Python files by this torch version (default: that of "
+             "--python, else the project's exact torch pin, else 2.11.0)"),
+    cl::value_desc("X.Y.Z"), cl::cat(Category));
+static cl::opt<std::string> PythonInterpreter(
+    "python",
+    cl::desc("Judge Python files by the torch this interpreter imports"),
+    cl::value_desc("path"), cl::cat(Category));
 
 namespace {
 
@@ -577,6 +587,17 @@ static bool isSourceFile(StringRef Path) {
 
 /// The C++ source files under Directory, sorted; hidden directories (.git)
 /// are not entered.
+/// A run of Python files alone needs no compile commands: none.
+static Expected<LoadedDatabase> noDatabase() {
+  LoadedDatabase Loaded;
+  Loaded.Database = std::make_unique<tooling::FixedCompilationDatabase>(
+      ".", std::vector<std::string>());
+  Loaded.Exact = Loaded.Database.get();
+  Loaded.Source = "no compile commands (Python files only)";
+  Loaded.FromCommandLine = true;
+  return Loaded;
+}
+
 static std::vector<std::string> sourcesUnder(StringRef Directory) {
   std::vector<std::string> Found;
   std::error_code EC;
@@ -626,6 +647,32 @@ int main(int argc, const char **argv) {
     errs() << StringRef(ParseErrorStream.str()).rtrim() << "\n";
     return 2;
   }
+  std::optional<TorchVersion> TorchOverride;
+  if (TorchVersionOption.getNumOccurrences() &&
+      !(TorchOverride = TorchVersion::parse(TorchVersionOption))) {
+    errs() << "ddpguard: error: --torch-version expects a version such as "
+              "2.11.0, not '"
+           << TorchVersionOption << "'\n";
+    return 2;
+  }
+  // Python files need no compilation database (PythonFiles.h); a folder
+  // stands for the Python files under it too, and only for them when it
+  // holds no C++ source.
+  std::vector<std::string> PythonPaths, CppPaths;
+  for (const std::string &Path : SourcePaths) {
+    if (isPythonFile(Path)) {
+      PythonPaths.push_back(Path);
+      continue;
+    }
+    if (sys::fs::is_directory(Path)) {
+      std::vector<std::string> Under = pythonFilesUnder(Path);
+      llvm::append_range(PythonPaths, Under);
+      if (!Under.empty() && sourcesUnder(Path).empty())
+        continue;
+    }
+    CppPaths.push_back(Path);
+  }
+  bool OnlyPython = !SourcePaths.empty() && CppPaths.empty();
   // Without files: every translation unit of the -p database.
   bool WholeRepository = SourcePaths.empty();
   if (WholeRepository && (Fixed || BuildPath.empty())) {
@@ -634,9 +681,11 @@ int main(int argc, const char **argv) {
               "compile_commands.json\n";
     return 2;
   }
-  Expected<LoadedDatabase> Compilations = loadDatabase(
-      std::move(Fixed), BuildPath,
-      WholeRepository ? StringRef() : StringRef(SourcePaths.front()));
+  Expected<LoadedDatabase> Compilations =
+      OnlyPython ? noDatabase()
+                 : loadDatabase(std::move(Fixed), BuildPath,
+                                WholeRepository ? StringRef()
+                                                : StringRef(CppPaths.front()));
   if (!Compilations) {
     errs() << "ddpguard: error: " << toString(Compilations.takeError())
            << "\n";
@@ -693,7 +742,7 @@ int main(int argc, const char **argv) {
   std::vector<FileProblem> &Errors = Report.Errors;
   std::vector<ClangTidyError> &Findings = Report.Findings;
   std::vector<std::string> Files;
-  std::vector<std::string> Requested(SourcePaths.begin(), SourcePaths.end());
+  std::vector<std::string> Requested = CppPaths;
   if (WholeRepository) {
     Requested = translationUnits(*Compilations->Exact);
     if (Requested.empty()) {
@@ -804,6 +853,19 @@ int main(int argc, const char **argv) {
     }
   Report.SuppressedInHeaders = Suppressed.size();
 
+  std::vector<std::string> PythonFiles;
+  for (const std::string &File : PythonPaths) {
+    SmallString<256> Path(File);
+    sys::fs::make_absolute(Path);
+    sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+    PythonFiles.push_back(std::string(Path));
+  }
+  RuleSet PythonRules = RuleSet::builtin();
+  for (const std::string &File : Rules)
+    cantFail(PythonRules.addFile(File)); // Loaded without error above.
+  TorchVersionJudge Judge(TorchOverride, PythonInterpreter);
+  checkPythonFiles(PythonFiles, PythonRules, Judge, Findings, Errors);
+
   // --diff, --line-filter: what is not on a selected line is not reported,
   // fixed or exported, and does not fail the run.
   auto Selected = [&](std::vector<ClangTidyError> &Items, LineTable &Lines) {
@@ -813,6 +875,8 @@ int main(int argc, const char **argv) {
   };
   if (Filter) {
     for (const std::string &File : Files)
+      Filter->prepare(File, Errors);
+    for (const std::string &File : PythonFiles)
       Filter->prepare(File, Errors);
     LineTable Lines;
     Selected(Findings, Lines);

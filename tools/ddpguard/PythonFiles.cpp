@@ -1,0 +1,247 @@
+//===- PythonFiles.cpp ----------------------------------------------------===//
+
+#include "PythonFiles.h"
+#include "PythonFrontend/PythonFrontend.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+
+using namespace llvm;
+using clang::tidy::ClangTidyError;
+
+namespace ddpguard {
+
+static const char CheckName[] = "ddp-multiple-forward-before-backward";
+/// The rule the Python frontend's findings come from.
+static const char PyTorchDDP[] = "torch.nn.parallel.DistributedDataParallel";
+
+bool isPythonFile(StringRef Path) {
+  return sys::path::extension(Path) == ".py";
+}
+
+std::vector<std::string> pythonFilesUnder(StringRef Dir) {
+  std::vector<std::string> Found;
+  std::error_code EC;
+  for (sys::fs::recursive_directory_iterator It(Dir, EC), End; It != End && !EC;
+       It.increment(EC)) {
+    StringRef Path = It->path();
+    StringRef Name = sys::path::filename(Path);
+    if (It->type() == sys::fs::file_type::directory_file) {
+      if (Name.starts_with(".") || Name == "__pycache__" ||
+          sys::fs::exists(Path + "/pyvenv.cfg"))
+        It.no_push();
+      continue;
+    }
+    if (isPythonFile(Path))
+      Found.push_back(Path.str());
+  }
+  llvm::sort(Found);
+  return Found;
+}
+
+/// "2.11.0", "2.11.0+cu130", "2.12.0a0": the release part.
+static std::optional<TorchVersion> releaseOf(StringRef Text) {
+  Regex Release("^([0-9]+\\.[0-9]+(\\.[0-9]+)?)");
+  SmallVector<StringRef, 3> Match;
+  if (!Release.match(Text.trim(), &Match))
+    return std::nullopt;
+  return TorchVersion::parse(Match[1]);
+}
+
+/// The exact torch pin of a requirements file, pyproject.toml or lock file.
+static std::optional<TorchVersion> pinIn(StringRef Name, StringRef Text) {
+  // One pattern a format: exact pins only, a range judges nothing.
+  const char *Pattern = nullptr;
+  if (Name.starts_with("requirements") && Name.ends_with(".txt"))
+    Pattern = "(^|\n)[ \t]*torch(\\[[^]]*\\])?[ \t]*==[ \t]*([0-9][0-9.]*)";
+  else if (Name == "pyproject.toml")
+    Pattern = "([\"']torch(\\[[^]]*\\])?[ \t]*==[ \t]*([0-9][0-9.]*)|"
+              "(^|\n)[ \t]*torch[ \t]*=[ \t]*[\"']=?=?([0-9][0-9.]*)[\"'])";
+  else if (Name == "uv.lock" || Name == "poetry.lock" || Name == "pdm.lock")
+    Pattern = "name = \"torch\"\nversion = \"([0-9][0-9.]*)\"";
+  else if (Name == "Pipfile.lock")
+    Pattern = "\"torch\": \\{[^}]*\"version\": \"==([0-9][0-9.]*)\"";
+  if (!Pattern)
+    return std::nullopt;
+  SmallVector<StringRef, 6> Match;
+  if (!Regex(Pattern).match(Text, &Match))
+    return std::nullopt;
+  for (StringRef Group : llvm::reverse(Match))
+    if (!Group.empty() && isDigit(Group.front()))
+      return releaseOf(Group);
+  return std::nullopt;
+}
+
+JudgedTorch TorchVersionJudge::judge(StringRef File,
+                                     std::optional<FileProblem> &Problem) {
+  if (Override)
+    return {*Override, "torch " + Override->str() + ", from --torch-version"};
+  if (!Python.empty()) {
+    if (!PythonAsked) {
+      PythonAsked = true;
+      SmallString<128> Output;
+      int FD;
+      if (!sys::fs::createTemporaryFile("ddpguard-torch", "txt", FD, Output)) {
+        sys::fs::closeFile(FD);
+        FileRemover Remove(Output);
+        std::optional<StringRef> Redirects[] = {std::nullopt, StringRef(Output),
+                                                StringRef("")};
+        StringRef Args[] = {Python, "-c",
+                            "import sys, torch; sys.stdout.write(torch.__version__)"};
+        std::string Error;
+        int Status = sys::ExecuteAndWait(Python, Args, std::nullopt, Redirects,
+                                         /*SecondsToWait=*/120, 0, &Error);
+        auto Text = MemoryBuffer::getFile(Output);
+        std::optional<TorchVersion> Version;
+        if (Status == 0 && Text)
+          Version = releaseOf((*Text)->getBuffer());
+        if (Version)
+          FromPython = JudgedTorch{*Version, "torch " + Version->str() +
+                                                 ", the torch of " + Python};
+        else
+          Problem = FileProblem{
+              Python, "--python: could not read torch's version from this "
+                      "interpreter (" +
+                          (Error.empty() ? "exit status " + std::to_string(Status)
+                                         : Error) +
+                          "); install torch there or pass --torch-version"};
+      }
+    }
+    if (FromPython)
+      return *FromPython;
+  }
+  SmallString<256> Dir(sys::path::parent_path(File));
+  const char *Names[] = {"uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock",
+                         "pyproject.toml"};
+  while (!Dir.empty()) {
+    std::vector<std::string> Candidates(std::begin(Names), std::end(Names));
+    std::error_code EC;
+    for (sys::fs::directory_iterator It(Dir, EC), End; It != End && !EC;
+         It.increment(EC)) {
+      StringRef Name = sys::path::filename(It->path());
+      if (Name.starts_with("requirements") && Name.ends_with(".txt"))
+        Candidates.push_back(Name.str());
+    }
+    for (const std::string &Name : Candidates) {
+      SmallString<256> Path(Dir);
+      sys::path::append(Path, Name);
+      auto Text = MemoryBuffer::getFile(Path);
+      if (!Text)
+        continue;
+      if (std::optional<TorchVersion> Pin = pinIn(Name, (*Text)->getBuffer()))
+        return {*Pin, "torch " + Pin->str() + ", pinned in " +
+                          workingPath(Path)};
+    }
+    StringRef Parent = sys::path::parent_path(Dir);
+    if (Parent == Dir)
+      break;
+    Dir = Parent;
+  }
+  return {OldestSupportedTorch,
+          "torch " + OldestSupportedTorch.str() +
+              ", the oldest supported (no exact torch pin found; pass "
+              "--torch-version or --python)"};
+}
+
+static clang::tooling::DiagnosticMessage message(const std::string &Text,
+                                                 const std::string &File,
+                                                 unsigned Offset) {
+  clang::tooling::DiagnosticMessage Message(Text);
+  Message.FilePath = File;
+  Message.FileOffset = Offset;
+  return Message;
+}
+
+/// Whether the line holding Offset carries `# noqa` for the check.
+static bool suppressed(StringRef Text, unsigned Offset) {
+  size_t End = Text.find('\n', Offset);
+  StringRef Line = Text.slice(Text.rfind('\n', Offset) + 1,
+                              End == StringRef::npos ? Text.size() : End);
+  size_t At = Line.find("# noqa");
+  if (At == StringRef::npos)
+    return false;
+  StringRef Rest = Line.drop_front(At + 6);
+  if (!Rest.consume_front(":"))
+    return true;
+  SmallVector<StringRef, 4> Codes;
+  Rest.split(Codes, ',');
+  return llvm::any_of(Codes, [](StringRef Code) {
+    return Code.trim().split(' ').first == CheckName;
+  });
+}
+
+void checkPythonFiles(const std::vector<std::string> &Files,
+                      const RuleSet &Rules, TorchVersionJudge &Judge,
+                      std::vector<ClangTidyError> &Findings,
+                      std::vector<FileProblem> &Errors) {
+  for (const std::string &File : Files) {
+    auto Buffer = MemoryBuffer::getFile(File);
+    if (!Buffer) {
+      Errors.push_back({File, "cannot read: " + Buffer.getError().message()});
+      continue;
+    }
+    StringRef Text = (*Buffer)->getBuffer();
+    std::optional<FileProblem> Problem;
+    JudgedTorch Judged = Judge.judge(File, Problem);
+    if (Problem)
+      Errors.push_back(*Problem);
+    python::CheckOptions Options;
+    Options.Version = Judged.Version;
+    python::CheckResult Result = python::checkSource(Text, Rules, Options);
+    for (const python::Position &At : Result.SyntaxErrors)
+      Errors.push_back(
+          {File, "syntax error at line " + std::to_string(At.Line) +
+                     ", column " + std::to_string(At.Column) +
+                     " (the rest of the file was checked)"});
+    for (const python::Finding &F : Result.Findings) {
+      if (suppressed(Text, F.Second.Offset))
+        continue;
+      ClangTidyError E(CheckName, ClangTidyError::Warning, "", false);
+      E.Message = message(
+          "forward call on DDP-wrapped '" + F.Object +
+              "' before the backward of the forward at line " +
+              std::to_string(F.First.Line) +
+              ": DDP broadcasts buffers before every forward and overwrites "
+              "the buffers that forward saved for backward",
+          File, F.Second.Offset);
+      auto Note = [&](const std::string &Message, const python::Position &At) {
+        E.Notes.push_back(message(Message, File, At.Offset));
+      };
+      if (F.SameForwardInALoop)
+        Note("the same forward ran in an earlier iteration of a loop; its "
+             "saved buffers are overwritten",
+             F.Second);
+      else
+        Note("earlier forward on '" + F.Object +
+                 "' is here; its saved buffers are overwritten",
+             F.First);
+      Note("the backward that fails is here", F.Backward);
+      const WrapperRule *Rule = Rules.find(PyTorchDDP);
+      Note("'" + F.Object + "' is constructed here and broadcasts buffers "
+               "before every forward ('" +
+               Rule->Broadcast.nameAt(Judged.Version) +
+               "' is not set to False)",
+           F.Construction);
+      Note("assuming the forward saves a buffer for backward: which modules "
+           "have buffers is not followed in Python files yet",
+           F.Construction);
+      Note("judged by " + Judged.Description, F.Second);
+      if (const std::optional<TorchVersion> &From =
+              Rule->PreservesVersionCountersFrom)
+        Note("or upgrade to torch " + From->str() +
+                 " or later: there DistributedDataParallel puts the buffers' "
+                 "version counters back after its broadcast, and these "
+                 "forwards no longer fail",
+             F.Second);
+      Findings.push_back(std::move(E));
+    }
+  }
+}
+
+} // namespace ddpguard

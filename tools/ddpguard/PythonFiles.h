@@ -1,0 +1,65 @@
+//===- PythonFiles.h - The CLI's Python files -----------------------------===//
+//
+// `ddpguard train.py src/`: .py files need no compilation database. Each is
+// checked by the Python frontend (lib/PythonFrontend/), judged by the torch
+// version of --torch-version, else of the interpreter --python names, else
+// of the project's pins (requirements*.txt, pyproject.toml, lock files,
+// searched upwards from the file), else the oldest supported one. Findings
+// become the same ClangTidyErrors the C++ check makes, so every output
+// format, --diff and the exit status treat them alike; a `# noqa` comment on
+// the warning's line (bare, or naming the check) suppresses one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_TOOLS_PYTHONFILES_H
+#define DDPGUARD_TOOLS_PYTHONFILES_H
+
+#include "Report.h"
+#include "Rules/RuleSet.h"
+#include "llvm/ADT/StringRef.h"
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddpguard {
+
+bool isPythonFile(llvm::StringRef Path);
+
+/// The .py files under Dir, sorted; hidden folders and virtual environments
+/// (a folder holding pyvenv.cfg) are skipped, as ruff skips them.
+std::vector<std::string> pythonFilesUnder(llvm::StringRef Dir);
+
+/// The torch version a file is judged by, and where it came from.
+struct JudgedTorch {
+  TorchVersion Version = OldestSupportedTorch;
+  /// "torch 2.11.0, from requirements.txt", for the note.
+  std::string Description;
+};
+
+class TorchVersionJudge {
+public:
+  /// Override: --torch-version. Python: --python (empty: not given).
+  TorchVersionJudge(std::optional<TorchVersion> Override, std::string Python)
+      : Override(Override), Python(std::move(Python)) {}
+
+  /// Errors (an interpreter that does not run or has no torch) are returned
+  /// once, in Problem.
+  JudgedTorch judge(llvm::StringRef File, std::optional<FileProblem> &Problem);
+
+private:
+  std::optional<TorchVersion> Override;
+  std::string Python;
+  std::optional<JudgedTorch> FromPython;
+  bool PythonAsked = false;
+};
+
+/// Checks each of Files (absolute paths) and appends its findings and the
+/// problems that kept a file from being checked.
+void checkPythonFiles(const std::vector<std::string> &Files,
+                      const RuleSet &Rules, TorchVersionJudge &Judge,
+                      std::vector<clang::tidy::ClangTidyError> &Findings,
+                      std::vector<FileProblem> &Errors);
+
+} // namespace ddpguard
+
+#endif
