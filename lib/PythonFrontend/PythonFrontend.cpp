@@ -37,7 +37,18 @@ namespace {
 struct Binding {
   ObjectInfo Info;
   Position Constructed;
+  /// Why the wrapped module is assumed to have buffers, when it is.
+  std::string BuffersAssumption;
 };
+
+/// Whether a module has buffers, as far as the file tells.
+enum class Buffers { No, Yes, Unknown };
+
+Buffers either(Buffers A, Buffers B) {
+  if (A == Buffers::Yes || B == Buffers::Yes)
+    return Buffers::Yes;
+  return A == Buffers::No && B == Buffers::No ? Buffers::No : Buffers::Unknown;
+}
 
 /// A function, method, lambda or the module's own code.
 struct Scope {
@@ -50,15 +61,60 @@ struct Scope {
   llvm::StringMap<Binding> DDPNames;
 };
 
+// A missing field is a null node, which tree-sitter's accessors do not take:
+// in a tree with errors any field may be missing.
 bool isNull(TSNode N) { return ts_node_is_null(N); }
-StringRef type(TSNode N) { return ts_node_type(N); }
+StringRef type(TSNode N) { return isNull(N) ? "" : ts_node_type(N); }
 TSNode field(TSNode N, StringRef Name) {
-  return ts_node_child_by_field_name(N, Name.data(), Name.size());
+  return isNull(N) ? N
+                   : ts_node_child_by_field_name(N, Name.data(), Name.size());
+}
+TSNode namedChild(TSNode N, uint32_t I) {
+  return isNull(N) || I >= ts_node_named_child_count(N)
+             ? TSNode{}
+             : ts_node_named_child(N, I);
 }
 template <typename Fn> void forEachNamedChild(TSNode N, Fn Each) {
+  if (isNull(N))
+    return;
   for (uint32_t I = 0, E = ts_node_named_child_count(N); I < E; ++I)
     Each(ts_node_named_child(N, I));
 }
+/// Calls Each(node) for every node of N's subtree that belongs to N's own
+/// scope: nested functions, lambdas and classes are scopes of their own.
+template <typename Fn> void forEachInScope(TSNode N, Fn Each) {
+  forEachNamedChild(N, [&](TSNode Child) {
+    StringRef Kind = type(Child);
+    if (Kind == "function_definition" || Kind == "class_definition" ||
+        Kind == "lambda" || Kind == "decorated_definition")
+      return;
+    Each(Child);
+    forEachInScope(Child, Each);
+  });
+}
+
+/// The targets an assignment's left side binds: names, self attributes.
+template <typename Fn> void forEachTarget(TSNode Left, Fn Each) {
+  StringRef Kind = type(Left);
+  if (Kind == "pattern_list" || Kind == "tuple_pattern" ||
+      Kind == "list_pattern" || Kind == "tuple" || Kind == "list" ||
+      Kind == "parenthesized_expression") {
+    forEachNamedChild(Left, [&](TSNode Child) { forEachTarget(Child, Each); });
+    return;
+  }
+  Each(Left);
+}
+
+/// Calls Each(node) for every node of the methods of a class.
+template <typename Fn> void forEachInScopeOfClass(TSNode Class, Fn Each) {
+  forEachNamedChild(field(Class, "body"), [&](TSNode Member) {
+    if (type(Member) == "decorated_definition")
+      Member = field(Member, "definition");
+    if (type(Member) == "function_definition")
+      forEachInScope(field(Member, "body"), Each);
+  });
+}
+
 Position positionOf(TSNode N) {
   TSPoint P = ts_node_start_point(N);
   return {P.row + 1, P.column + 1, ts_node_start_byte(N)};
@@ -74,7 +130,8 @@ public:
 
 private:
   StringRef text(TSNode N) const {
-    return Source.slice(ts_node_start_byte(N), ts_node_end_byte(N));
+    return isNull(N) ? StringRef()
+                     : Source.slice(ts_node_start_byte(N), ts_node_end_byte(N));
   }
 
   // Pass 1: names.
@@ -86,7 +143,12 @@ private:
   /// The rule of the wrapper a call constructs, or null.
   const WrapperRule *constructedWrapper(TSNode Call) const;
   /// The object a DDP construction call makes.
-  Binding objectOf(TSNode Call, const WrapperRule &Rule) const;
+  Binding objectOf(TSNode Call, const WrapperRule &Rule, const Scope &S) const;
+  /// Whether the module expression N evaluates to has buffers; Why says
+  /// what was not followed when the answer is Unknown.
+  Buffers moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
+                        std::string &Why) const;
+  Buffers classBuffers(TSNode Class, unsigned Depth, std::string &Why) const;
   /// Whether the value of expression N is a DDP object in scope S; fills
   /// Info when it is.
   bool isDDPValue(TSNode N, const Scope &S, Binding *Info) const;
@@ -114,6 +176,8 @@ private:
   /// factories among them: those that return a DDP object.
   llvm::StringMap<Scope *> Functions;
   llvm::StringMap<Binding> Factories;
+  /// Classes of the file by name.
+  llvm::StringMap<TSNode> Classes;
   friend class Lowering;
 };
 
@@ -173,6 +237,7 @@ void Frontend::collectScopes(TSNode N, TSNode Class, StringRef Prefix) {
       return;
     }
     if (Kind == "class_definition") {
+      Classes[text(field(Child, "name"))] = Child;
       collectScopes(field(Child, "body"), Child,
                     (Prefix + text(field(Child, "name")) + ".").str());
       return;
@@ -217,11 +282,22 @@ const WrapperRule *Frontend::constructedWrapper(TSNode Call) const {
   return Rules.find(Name);
 }
 
-Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule) const {
+Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule,
+                           const Scope &S) const {
   ObjectInfo Info;
   TSNode Arguments = field(Call, "arguments");
-  // Which modules have buffers is not followed yet: assumed, and said so.
-  Info.HasBuffers = true;
+  TSNode Module{};
+  forEachNamedChild(Arguments, [&](TSNode Argument) {
+    if (type(Argument) == "keyword_argument"
+            ? text(field(Argument, "name")) == "module"
+            : isNull(Module) && Rule.ModuleConstructorArgument == 0u)
+      Module = type(Argument) == "keyword_argument" ? field(Argument, "value")
+                                                     : Argument;
+  });
+  std::string Why;
+  Buffers Has = moduleBuffers(Module, S, 0, Why);
+  // An unknown module may have buffers: the safe side, said in a note.
+  Info.HasBuffers = Has != Buffers::No;
   // The setting as the version spells it; the newer keyword wins when both
   // are given, as in PyTorch 2.13.
   const BroadcastSetting &Setting = Rule.Broadcast;
@@ -257,7 +333,178 @@ Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule) const {
   });
   Info.BroadcastsBuffers = Broadcast.value_or(Setting.Default) &&
                            !Rule.preservesVersionCounters(Options.Version);
-  return {Info, positionOf(Call)};
+  return {Info, positionOf(Call), Has == Buffers::Unknown ? Why : ""};
+}
+
+/// torch.nn classes with buffers (running statistics): the rest of
+/// torch.nn has none. Containers hold what their arguments hold.
+static Buffers torchNNBuffers(StringRef Class, bool TrackingOff,
+                              bool TrackingOn) {
+  if (Class.contains("BatchNorm"))
+    return TrackingOff ? Buffers::No : Buffers::Yes;
+  if (Class.contains("InstanceNorm"))
+    return TrackingOn ? Buffers::Yes : Buffers::No;
+  return Buffers::No;
+}
+
+/// torchvision's model builders: those without batch norm or other buffers.
+static Buffers torchvisionBuffers(StringRef Builder) {
+  static const char *const WithoutBuffers[] = {
+      "alexnet",  "vgg11",    "vgg13",    "vgg16",    "vgg19",
+      "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14",
+      "convnext_tiny", "convnext_small", "convnext_base", "convnext_large"};
+  for (const char *Name : WithoutBuffers)
+    if (Builder == Name)
+      return Buffers::No;
+  return Buffers::Yes;
+}
+
+Buffers Frontend::classBuffers(TSNode Class, unsigned Depth,
+                               std::string &Why) const {
+  Buffers Result = Buffers::No;
+  StringRef Name = text(field(Class, "name"));
+  // Bases: nn.Module adds nothing, a class of the file what it has, any
+  // other base is not followed.
+  forEachNamedChild(field(Class, "superclasses"), [&](TSNode Base) {
+    std::string Qualified = qualifiedName(Base);
+    if (Qualified == "torch.nn.Module" || Qualified == "object")
+      return;
+    auto Known = Classes.find(Qualified);
+    if (Known != Classes.end() && Depth < 8) {
+      Result = either(Result, classBuffers(Known->second, Depth + 1, Why));
+      return;
+    }
+    if (StringRef(Qualified).starts_with("torch.nn.")) {
+      Result = either(Result, torchNNBuffers(Qualified, false, false));
+      return;
+    }
+    Result = either(Result, Buffers::Unknown);
+    if (Why.empty())
+      Why = "'" + Name.str() + "' derives from '" + text(Base).str() +
+            "', which the checker does not follow";
+  });
+  Scope Methods;
+  Methods.Class = Class;
+  forEachInScopeOfClass(Class, [&](TSNode N) {
+    if (Result == Buffers::Yes)
+      return;
+    if (type(N) == "call" &&
+        type(field(N, "function")) == "attribute" &&
+        text(field(field(N, "function"), "attribute")) == "register_buffer") {
+      Result = Buffers::Yes;
+      return;
+    }
+    if (type(N) != "assignment")
+      return;
+    TSNode Left = field(N, "left");
+    if (type(Left) != "attribute" || text(field(Left, "object")) != "self")
+      return;
+    TSNode Right = field(N, "right");
+    std::string Unused;
+    // Attributes that are not modules (numbers, tensors, parameters) hold
+    // no buffers; a module call of unknown type may.
+    if (type(Right) != "call")
+      return;
+    std::string Qualified = qualifiedName(field(Right, "function"));
+    if (Qualified.empty() || Qualified == "torch.nn.Parameter" ||
+        StringRef(Qualified).starts_with("torch.") &&
+            !StringRef(Qualified).starts_with("torch.nn."))
+      return;
+    Result = either(Result, moduleBuffers(Right, Methods, Depth + 1, Why));
+  });
+  return Result;
+}
+
+Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
+                                std::string &Why) const {
+  auto Unknown = [&](const std::string &Reason) {
+    if (Why.empty())
+      Why = Reason;
+    return Buffers::Unknown;
+  };
+  if (isNull(N))
+    return Unknown("the wrapped module is not found in the construction");
+  if (Depth > 8)
+    return Unknown("the wrapped module is built too deep to follow");
+  StringRef Kind = type(N);
+  if (Kind == "parenthesized_expression")
+    return moduleBuffers(namedChild(N, 0), S, Depth + 1, Why);
+  if (Kind == "identifier") {
+    // Every assignment to the name in its scope (or the module's): what any
+    // of them holds.
+    std::optional<Buffers> Result;
+    auto Scan = [&](const Scope &In) {
+      TSNode Body = type(In.Node) == "module" ? In.Node : field(In.Node, "body");
+      forEachInScope(Body, [&](TSNode A) {
+        if (type(A) != "assignment")
+          return;
+        bool Assigns = false;
+        forEachTarget(field(A, "left"), [&](TSNode Target) {
+          Assigns |= type(Target) == "identifier" && text(Target) == text(N);
+        });
+        TSNode Right = field(A, "right");
+        // model = DDP(model) is the construction itself.
+        if (!Assigns || constructedWrapper(Right))
+          return;
+        Buffers Held = moduleBuffers(Right, In, Depth + 1, Why);
+        Result = Result ? either(*Result, Held) : Held;
+      });
+    };
+    if (!isNull(S.Node))
+      Scan(S);
+    if (!Result && ModuleScope && &S != ModuleScope)
+      Scan(*ModuleScope);
+    if (Result)
+      return *Result;
+    return Unknown("'" + text(N).str() + "' is not assigned a module the "
+                   "checker can follow");
+  }
+  if (Kind != "call")
+    return Unknown("'" + text(N).str() + "' is not a module the checker can "
+                   "follow");
+  TSNode Callee = field(N, "function");
+  TSNode Arguments = field(N, "arguments");
+  // model.cuda(rank), model.to(device), copy.deepcopy(model),
+  // SyncBatchNorm.convert_sync_batchnorm(model): the same module's buffers.
+  if (type(Callee) == "attribute") {
+    StringRef Method = text(field(Callee, "attribute"));
+    if (Method == "cuda" || Method == "to" || Method == "cpu" ||
+        Method == "train" || Method == "float" || Method == "half" ||
+        Method == "double" || Method == "bfloat16" || Method == "requires_grad_")
+      return moduleBuffers(field(Callee, "object"), S, Depth + 1, Why);
+  }
+  std::string Name = qualifiedName(Callee);
+  if (Name == "copy.deepcopy")
+    return moduleBuffers(namedChild(Arguments, 0), S, Depth + 1, Why);
+  if (StringRef(Name).ends_with("convert_sync_batchnorm"))
+    return Buffers::Yes;
+  StringRef Qualified(Name);
+  if (Qualified.consume_front("torch.nn.")) {
+    if (Qualified == "Sequential" || Qualified == "ModuleList" ||
+        Qualified == "ModuleDict") {
+      Buffers Result = Buffers::No;
+      forEachNamedChild(Arguments, [&](TSNode Child) {
+        Result = either(Result, moduleBuffers(Child, S, Depth + 1, Why));
+      });
+      return Result;
+    }
+    bool Off = false, On = false;
+    forEachNamedChild(Arguments, [&](TSNode A) {
+      if (type(A) == "keyword_argument" &&
+          text(field(A, "name")) == "track_running_stats") {
+        Off = type(field(A, "value")) == "false";
+        On = type(field(A, "value")) == "true";
+      }
+    });
+    return torchNNBuffers(Qualified, Off, On);
+  }
+  if (Qualified.consume_front("torchvision.models."))
+    return torchvisionBuffers(Qualified.substr(Qualified.rfind('.') + 1));
+  auto Class = Classes.find(Name);
+  if (Class != Classes.end())
+    return classBuffers(Class->second, Depth + 1, Why);
+  return Unknown("'" + text(Callee).str() + "' is not a module the checker "
+                 "knows");
 }
 
 std::string Frontend::bindingKey(TSNode N, const Scope &S) const {
@@ -294,10 +541,10 @@ bool Frontend::isDDPValue(TSNode N, const Scope &S, Binding *Info) const {
   if (isNull(N))
     return false;
   if (type(N) == "parenthesized_expression")
-    return isDDPValue(ts_node_named_child(N, 0), S, Info);
+    return isDDPValue(namedChild(N, 0), S, Info);
   if (const WrapperRule *Rule = constructedWrapper(N)) {
     if (Info)
-      *Info = objectOf(N, *Rule);
+      *Info = objectOf(N, *Rule, S);
     return true;
   }
   if (type(N) == "call") {
@@ -324,31 +571,6 @@ Scope *Frontend::calledFunction(TSNode Callee, const Scope &S) const {
   return Functions.lookup(Name);
 }
 
-/// Calls Each(node) for every node of N's subtree that belongs to N's own
-/// scope: nested functions, lambdas and classes are scopes of their own.
-template <typename Fn> void forEachInScope(TSNode N, Fn Each) {
-  forEachNamedChild(N, [&](TSNode Child) {
-    StringRef Kind = type(Child);
-    if (Kind == "function_definition" || Kind == "class_definition" ||
-        Kind == "lambda" || Kind == "decorated_definition")
-      return;
-    Each(Child);
-    forEachInScope(Child, Each);
-  });
-}
-
-/// The targets an assignment's left side binds: names, self attributes.
-template <typename Fn> void forEachTarget(TSNode Left, Fn Each) {
-  StringRef Kind = type(Left);
-  if (Kind == "pattern_list" || Kind == "tuple_pattern" ||
-      Kind == "list_pattern" || Kind == "tuple" || Kind == "list" ||
-      Kind == "parenthesized_expression") {
-    forEachNamedChild(Left, [&](TSNode Child) { forEachTarget(Child, Each); });
-    return;
-  }
-  Each(Left);
-}
-
 bool Frontend::bindDDPNames() {
   bool Changed = false;
   auto Bind = [&](TSNode Target, const Binding &Info, Scope &S) {
@@ -373,7 +595,7 @@ bool Frontend::bindDDPNames() {
                       [&](TSNode Target) { Bind(Target, Info, S); });
       } else if (Kind == "return_statement" && &S != ModuleScope &&
                  type(S.Node) == "function_definition") {
-        TSNode Value = ts_node_named_child(N, 0);
+        TSNode Value = namedChild(N, 0);
         if (!isNull(Value) && isDDPValue(Value, S, &Info) &&
             Factories.try_emplace(S.Name, Info).second)
           Changed = true;
@@ -393,7 +615,7 @@ bool Frontend::bindDDPNames() {
           TSNode Name = field(P, "name");
           if (!isNull(Name))
             return Name;
-          return type(P) == "typed_parameter" ? ts_node_named_child(P, 0)
+          return type(P) == "typed_parameter" ? namedChild(P, 0)
                                                : TSNode{};
         };
         // A method called through an object: its first parameter is self.
@@ -507,7 +729,7 @@ std::optional<bool> Lowering::gradModeOf(TSNode N) {
   if (Name == "torch.enable_grad")
     return false;
   if (Name == "torch.set_grad_enabled") {
-    TSNode Argument = ts_node_named_child(field(N, "arguments"), 0);
+    TSNode Argument = namedChild(field(N, "arguments"), 0);
     if (!isNull(Argument) && type(Argument) == "false")
       return true;
     if (isTrue(Argument))
@@ -531,7 +753,7 @@ void Lowering::run() {
       }
       TSNode Name = field(P, "name");
       if (isNull(Name) && type(P) == "typed_parameter")
-        Name = ts_node_named_child(P, 0);
+        Name = namedChild(P, 0);
       if (!isNull(Name))
         Parameter(Name);
     };
@@ -541,7 +763,7 @@ void Lowering::run() {
     if (!isNull(Parent) && type(Parent) == "decorated_definition")
       forEachNamedChild(Parent, [&](TSNode D) {
         if (type(D) == "decorator")
-          if (std::optional<bool> Off = gradModeOf(ts_node_named_child(D, 0)))
+          if (std::optional<bool> Off = gradModeOf(namedChild(D, 0)))
             GradEnabled = !*Off;
       });
   }
@@ -574,7 +796,7 @@ void Lowering::statement(TSNode N) {
     edgeTo(Join);
     bool HasElse = false;
     for (uint32_t I = 0, E = ts_node_named_child_count(N); I < E; ++I) {
-      TSNode Clause = ts_node_named_child(N, I);
+      TSNode Clause = namedChild(N, I);
       if (type(Clause) == "elif_clause") {
         Current = Branch;
         expression(field(Clause, "condition"));
@@ -648,13 +870,13 @@ void Lowering::statement(TSNode N) {
         TSNode Alias{};
         if (!isNull(Value) && type(Value) == "as_pattern") {
           Alias = field(Value, "alias");
-          Value = ts_node_named_child(Value, 0);
+          Value = namedChild(Value, 0);
         }
         if (std::optional<bool> Off = gradModeOf(Value))
           GradEnabled = !*Off;
         Values From = expression(Value);
         if (!isNull(Alias))
-          assign(ts_node_named_child(Alias, 0), From, false);
+          assign(namedChild(Alias, 0), From, false);
       });
     });
     statements(field(N, "body"));
@@ -749,7 +971,7 @@ void Lowering::assign(TSNode Left, const Values &From, bool Accumulate) {
       return;
     }
     if (Kind == "list_splat_pattern")
-      Target = ts_node_named_child(Target, 0);
+      Target = namedChild(Target, 0);
     std::string Key = F.bindingKey(Target, S);
     if (Key.empty())
       return;
@@ -880,9 +1102,9 @@ Lowering::Values Lowering::call(TSNode N) {
       // loss.backward(), scaler.scale(loss).backward(),
       // accelerator.backward(loss), self.manual_backward(loss).
       Values Roots = expression(Receiver);
-      Values Loss = expression(ts_node_named_child(Arguments, 0));
-      if (ts_node_named_child_count(Arguments) > 0 &&
-          type(ts_node_named_child(Arguments, 0)) != "keyword_argument")
+      Values Loss = expression(namedChild(Arguments, 0));
+      if (!isNull(Arguments) && ts_node_named_child_count(Arguments) > 0 &&
+          type(namedChild(Arguments, 0)) != "keyword_argument")
         Roots.append(Loss.begin(), Loss.end());
       bool Create = KeywordIsTrue("create_graph");
       Graph.append(Current, Event::backward(site(N), Roots,
@@ -941,6 +1163,7 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
     Found.First = First->first;
     Found.Backward = L.Sites[*Backward];
     Found.Construction = L.ObjectBindings[Second.Object].Constructed;
+    Found.BuffersAssumption = L.ObjectBindings[Second.Object].BuffersAssumption;
     Found.SameForwardInALoop = First->second == C.Writer ||
                                Found.First == Found.Second;
     Result.Findings.push_back(Found);

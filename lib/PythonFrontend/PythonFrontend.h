@@ -7,7 +7,11 @@
 // (rewrite-rules/ddpguard.yaml: torch.nn.parallel.DistributedDataParallel),
 // under any import alias, bound to a local or global name, to self.<attr>
 // in a class, returned by a factory function of the file, or passed to a
-// parameter of a function of the file.
+// parameter of a function of the file. Whether the wrapped module has
+// buffers is followed through the file: torch.nn layers (batch norm keeps
+// running statistics), containers, torchvision's builders, classes of the
+// file (register_buffer, module attributes, bases); anything else is assumed
+// to have them, and the finding says why.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +52,9 @@ struct Finding {
   Position Backward;
   /// Where the object was constructed (DistributedDataParallel(...)).
   Position Construction;
+  /// Why the wrapped module is assumed to have buffers (the checker could
+  /// not follow it); empty when the file shows that it has them.
+  std::string BuffersAssumption;
   /// The two forwards are one call in two iterations of a loop.
   bool SameForwardInALoop = false;
 };

@@ -238,4 +238,78 @@ def step(a, b):
   EXPECT_EQ(R.Findings[0].Second.Line, 11u);
 }
 
+// Which modules have buffers, as far as the file shows.
+CheckResult checkWrapping(const std::string &Definitions,
+                          const std::string &Module) {
+  return check("import torch\nimport torch.nn as nn\n"
+               "import torchvision\n"
+               "from torch.nn.parallel import DistributedDataParallel as DDP\n" +
+               Definitions + "\nmodel = " + Module +
+               "\nmodel = DDP(model)\n(model(a) + model(b)).sum().backward()\n");
+}
+
+TEST(PythonFrontendBuffers, LayersWithoutRunningStatisticsAreOk) {
+  EXPECT_TRUE(checkWrapping("", "nn.Sequential(nn.Linear(4, 4), nn.ReLU())")
+                  .Findings.empty());
+  EXPECT_TRUE(checkWrapping("", "nn.BatchNorm1d(4, track_running_stats=False)")
+                  .Findings.empty());
+  EXPECT_TRUE(checkWrapping("", "nn.InstanceNorm2d(4)").Findings.empty());
+  EXPECT_TRUE(
+      checkWrapping("", "torchvision.models.vit_b_16()").Findings.empty());
+}
+
+TEST(PythonFrontendBuffers, BatchNormAndTorchvisionBuildersHaveThem) {
+  for (const char *Module :
+       {"nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))",
+        "nn.InstanceNorm2d(4, track_running_stats=True)",
+        "torchvision.models.resnet50().cuda(rank)"}) {
+    CheckResult R = checkWrapping("", Module);
+    ASSERT_EQ(R.Findings.size(), 1u) << Module;
+    EXPECT_EQ(R.Findings[0].BuffersAssumption, "") << Module;
+  }
+}
+
+TEST(PythonFrontendBuffers, ClassesOfTheFileAreFollowed) {
+  const std::string Plain = R"py(
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(10, 10)
+        self.relu = nn.ReLU()
+        self.scale = 2.0
+        self.bias = nn.Parameter(torch.zeros(10))
+)py";
+  EXPECT_TRUE(checkWrapping(Plain, "Head()").Findings.empty());
+  // A class that registers a buffer, and one that holds a class with batch
+  // norm, through a base of the file.
+  const std::string Buffered = Plain + R"py(
+class Normalised(Head):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(10))
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8))
+)py";
+  for (const char *Module : {"Normalised()", "Encoder()"}) {
+    CheckResult R = checkWrapping(Buffered, Module);
+    ASSERT_EQ(R.Findings.size(), 1u) << Module;
+    EXPECT_EQ(R.Findings[0].BuffersAssumption, "") << Module;
+  }
+}
+
+TEST(PythonFrontendBuffers, WhatCannotBeFollowedIsAssumedAndSaid) {
+  CheckResult R = checkWrapping("", "timm.create_model('resnet50')");
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_EQ(R.Findings[0].BuffersAssumption,
+            "'timm.create_model' is not a module the checker knows");
+  R = checkWrapping("class Model(pl.LightningModule):\n    pass\n", "Model()");
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_EQ(R.Findings[0].BuffersAssumption,
+            "'Model' derives from 'pl.LightningModule', which the checker "
+            "does not follow");
+}
+
 } // namespace

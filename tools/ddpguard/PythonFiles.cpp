@@ -228,9 +228,10 @@ void checkPythonFiles(const std::vector<std::string> &Files,
                Rule->Broadcast.nameAt(Judged.Version) +
                "' is not set to False)",
            F.Construction);
-      Note("assuming the forward saves a buffer for backward: which modules "
-           "have buffers is not followed in Python files yet",
-           F.Construction);
+      if (!F.BuffersAssumption.empty())
+        Note("assuming the forward saves a buffer for backward: " +
+                 F.BuffersAssumption,
+             F.Construction);
       Note("judged by " + Judged.Description, F.Second);
       if (const std::optional<TorchVersion> &From =
               Rule->PreservesVersionCountersFrom)
