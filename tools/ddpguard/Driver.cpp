@@ -771,8 +771,8 @@ int main(int argc, const char **argv) {
       ++SkippedFiles;
       if (ExplainSkips)
         errs() << "ddpguard: skipped " << workingPath(Files[I])
-               << ": no DDP wrapper of the rule set is named in it or its "
-                  "headers after preprocessing\n";
+               << ": no DDP wrapper of the rule set and no optimizer is named "
+                  "in it or its headers after preprocessing\n";
     }
 
   // A header seen from several files is reported once; a warning one file
