@@ -106,9 +106,9 @@ std::optional<bool> setEnabledCall(const Stmt *S, ASTContext &Context) {
 class Translator {
 public:
   Translator(const FunctionDecl *Function, DDPObjects &Objects,
-             SummaryProvider &Summaries)
-      : Objects(Objects), Summaries(Summaries), Context(Objects.context()),
-        SM(Context.getSourceManager()) {
+             SummaryProvider &Summaries, ModuleCalls *Modules)
+      : Objects(Objects), Summaries(Summaries), Modules(Modules),
+        Context(Objects.context()), SM(Context.getSourceManager()) {
     Result.Function = Function;
   }
 
@@ -123,6 +123,10 @@ private:
   ValueId valueOf(const ValueDecl *Decl);
   ValueId exprValue(const Expr *E);
   ObjectId objectId(const ValueDecl *Decl);
+  /// The parameters of the module (or DDP object) Decl holds.
+  TensorSetId parametersOf(const ValueDecl *Decl);
+  /// With Modules: a forward of a plain module, or a step that writes.
+  bool handleModuleCall(const Stmt *S, unsigned Block);
   SiteId addSite(Site S);
   void collectLeaves(const Expr *E, llvm::SmallVectorImpl<ValueId> &Out);
   llvm::SmallVector<ValueId, 4> leaves(llvm::ArrayRef<const Expr *> Exprs);
@@ -166,6 +170,7 @@ private:
 
   DDPObjects &Objects;
   SummaryProvider &Summaries;
+  ModuleCalls *Modules;
   ASTContext &Context;
   const SourceManager &SM;
   TranslatedFunction Result;
@@ -175,6 +180,7 @@ private:
   llvm::DenseMap<const ValueDecl *, ValueId> DeclValues;
   llvm::DenseMap<const Expr *, ValueId> ExprValues;
   llvm::DenseMap<const ValueDecl *, ObjectId> ObjectIds;
+  llvm::DenseMap<const ValueDecl *, TensorSetId> ParameterSets;
   bool HasErrors = false;
   /// The block whose statement is being handled.
   unsigned CurrentBlock = 0;
@@ -239,11 +245,24 @@ ValueId Translator::exprValue(const Expr *E) {
 ObjectId Translator::objectId(const ValueDecl *Decl) {
   auto [It, Inserted] = ObjectIds.try_emplace(Decl, 0);
   if (Inserted) {
-    const Construction &C = Objects.construction(Decl);
-    It->second = Result.Graph.addObject(
-        {Decl->getNameAsString(), C.broadcasts(), C.HasBuffers,
-         C.OncePerBackward});
+    ObjectInfo Info{Decl->getNameAsString(), /*BroadcastsBuffers=*/false,
+                    /*HasBuffers=*/false};
+    if (Objects.ruleFor(Decl->getType())) {
+      const Construction &C = Objects.construction(Decl);
+      Info = {Info.Name, C.broadcasts(), C.HasBuffers, C.OncePerBackward};
+    }
+    It->second = Result.Graph.addObject(Info);
     Result.Objects.push_back(Decl);
+  }
+  return It->second;
+}
+
+TensorSetId Translator::parametersOf(const ValueDecl *Decl) {
+  auto [It, Inserted] = ParameterSets.try_emplace(Decl, 0);
+  if (Inserted) {
+    It->second = Result.Graph.addTensorSet(
+        {TensorSetInfo::Kind::Parameters, Decl->getNameAsString()});
+    Result.ParameterSetModules.push_back({It->second, Decl});
   }
   return It->second;
 }
@@ -657,12 +676,51 @@ void Translator::handleMutation(const CallExpr *Call, unsigned Block) {
   }
 }
 
+bool Translator::handleModuleCall(const Stmt *S, unsigned Block) {
+  if (std::optional<ModuleForward> Forward = Modules->matchForward(S)) {
+    llvm::SmallVector<ValueId, 4> Inputs = leaves(Forward->Args);
+    Event E = Event::forward(addSite({Forward->Call}),
+                             objectId(Forward->Module), gradEnabledAt(S),
+                             exprValue(Forward->Call), Inputs);
+    switch (Modules->savingOf(Forward->Module)) {
+    case ParameterSaving::None:
+      break;
+    case ParameterSaving::IfInputsRequireGrad:
+      // Inputs without any history require no grad: nothing is saved.
+      if (!Inputs.empty())
+        E.Saves.push_back(
+            {parametersOf(Forward->Module), {Inputs.begin(), Inputs.end()}});
+      break;
+    case ParameterSaving::Always:
+      E.Saves.push_back({parametersOf(Forward->Module), {}});
+      break;
+    }
+    Result.Graph.append(Block, std::move(E));
+    return true;
+  }
+  if (std::optional<StepCall> Step = Modules->matchStep(S)) {
+    if (Step->Opt->Writes && Step->Opt->Module) {
+      SiteId Site = addSite({Step->Call});
+      Result.Steps.push_back({Site, Step->Opt});
+      Result.Graph.append(Block, Event::write(Site, WriteKind::Step,
+                                              {parametersOf(Step->Opt->Module)}));
+    }
+    return true;
+  }
+  return false;
+}
+
 void Translator::reserveCallValue(const Stmt *S) {
   if (std::optional<ForwardCall> Forward = Objects.matchForward(S)) {
     if (Forward->Object)
       exprValue(Forward->Call);
     return;
   }
+  if (Modules)
+    if (std::optional<ModuleForward> Forward = Modules->matchForward(S)) {
+      exprValue(Forward->Call);
+      return;
+    }
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
     if (const FunctionDecl *Callee = visibleCallee(Call, SM)) {
       if (Summaries.summaryFor(Callee))
@@ -686,12 +744,17 @@ void Translator::handle(const Stmt *S, unsigned Block) {
     if (!Forward->Object)
       return;
     llvm::SmallVector<ValueId, 4> Inputs = leaves(Forward->Args);
-    Result.Graph.append(Block, Event::forward(addSite({Forward->Call}),
-                                              objectId(Forward->Object),
-                                              gradEnabledAt(S),
-                                              exprValue(Forward->Call), Inputs));
+    Event E = Event::forward(addSite({Forward->Call}),
+                             objectId(Forward->Object), gradEnabledAt(S),
+                             exprValue(Forward->Call), Inputs);
+    // The wrapped module's parameters, whatever it is.
+    if (Modules)
+      E.Saves.push_back({parametersOf(Forward->Object), {}});
+    Result.Graph.append(Block, std::move(E));
     return;
   }
+  if (Modules && handleModuleCall(S, Block))
+    return;
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
     if (isOutOfSight(Call)) {
       // The callee may keep what it is given (a tensor is a handle).
@@ -856,8 +919,9 @@ TranslatedFunction Translator::run() {
 
 TranslatedFunction translateFunction(const FunctionDecl *Function,
                                      DDPObjects &Objects,
-                                     SummaryProvider &Summaries) {
-  return Translator(Function, Objects, Summaries).run();
+                                     SummaryProvider &Summaries,
+                                     ModuleCalls *Modules) {
+  return Translator(Function, Objects, Summaries, Modules).run();
 }
 
 } // namespace clangfe

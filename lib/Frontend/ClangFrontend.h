@@ -11,6 +11,7 @@
 #define DDPGUARD_FRONTEND_CLANGFRONTEND_H
 
 #include "DDPObjects.h"
+#include "ModuleCalls.h"
 #include "Model/EventGraph.h"
 #include "clang/AST/Decl.h"
 #include <optional>
@@ -106,6 +107,11 @@ struct TranslatedFunction {
   std::vector<Site> Sites;
   /// By ObjectId.
   std::vector<const clang::ValueDecl *> Objects;
+  /// Each parameter set and the module (or DDP object) whose it is.
+  std::vector<std::pair<model::TensorSetId, const clang::ValueDecl *>>
+      ParameterSetModules;
+  /// The steps that write, by their site.
+  std::vector<std::pair<model::SiteId, const Optimizer *>> Steps;
   /// By parameter index: the origin standing for the parameter's history.
   std::vector<model::OriginId> ParameterOrigins;
   /// By parameter index: the value standing for the parameter.
@@ -133,9 +139,13 @@ struct TranslatedFunction {
   bool Failed = false;
 };
 
+/// With Modules, forwards of plain modules and optimizer steps are events
+/// too, and every forward saves its module's parameters as ModuleCalls says;
+/// without, the graph has the DDP events alone.
 TranslatedFunction translateFunction(const clang::FunctionDecl *Function,
                                      DDPObjects &Objects,
-                                     SummaryProvider &Summaries);
+                                     SummaryProvider &Summaries,
+                                     ModuleCalls *Modules = nullptr);
 
 /// The call operators of a callable argument whose body we can see: a lambda
 /// written in place (Inline) or a variable initialised with one; for a

@@ -48,6 +48,10 @@ TranslationUnitAnalysis::scan(const FunctionDecl *Function) {
     }
     if (const auto *Call = dyn_cast<CallExpr>(S)) {
       Info.DirectBackward |= isBackwardCall(Call);
+      if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call))
+        if (const CXXMethodDecl *Method = Member->getMethodDecl())
+          Info.DirectStep |=
+              Method->getIdentifier() && Method->getName() == "step";
       if (const FunctionDecl *Callee = visibleCallee(Call, SM)) {
         Info.Callees.push_back(Callee);
       } else if (const FunctionDecl *Opaque = Call->getDirectCallee()) {
@@ -121,8 +125,8 @@ TranslationUnitAnalysis::analyse(const FunctionDecl *Function) {
     // buffers without autograd noticing: for the hazard it does not clobber.
     TranslatedFunction &T = A->Translation;
     for (ObjectId O = 0; O < T.Graph.numObjects(); ++O)
-      if (Objects.construction(T.Objects[O]).Rule->preservesVersionCounters(
-              Version))
+      if (const WrapperRule *Rule = Objects.construction(T.Objects[O]).Rule;
+          Rule && Rule->preservesVersionCounters(Version))
         T.Graph.object(O).BroadcastsBuffers = false;
     model::AnalysisOptions Options;
     Options.ListHazards = false;
@@ -502,9 +506,8 @@ void TranslationUnitAnalysis::noteOncePerBackward(
   }
 }
 
-std::vector<Finding> TranslationUnitAnalysis::run() {
-  std::vector<Finding> Findings;
-  llvm::DenseSet<const FunctionDecl *> Done;
+std::vector<const FunctionDecl *>
+TranslationUnitAnalysis::functionsToAnalyse() const {
   std::vector<const FunctionDecl *> Work = Candidates;
   // Lambda bodies are functions of their own.
   for (const FunctionDecl *Function : Candidates)
@@ -514,7 +517,13 @@ std::vector<Finding> TranslationUnitAnalysis::run() {
           if (Call->getBody() && !Call->isDependentContext())
             Work.push_back(Call);
     });
-  for (const FunctionDecl *Function : Work) {
+  return Work;
+}
+
+std::vector<Finding> TranslationUnitAnalysis::run() {
+  std::vector<Finding> Findings;
+  llvm::DenseSet<const FunctionDecl *> Done;
+  for (const FunctionDecl *Function : functionsToAnalyse()) {
     if (!Done.insert(Function).second || !forwardsTransitively(Function))
       continue;
     const Analysed &A = analyse(Function);
@@ -531,6 +540,80 @@ std::vector<Finding> TranslationUnitAnalysis::run() {
   llvm::stable_sort(Findings, [&](const Finding &A, const Finding &B) {
     return SM.isBeforeInTranslationUnit(A.Second.Call->getBeginLoc(),
                                         B.Second.Call->getBeginLoc());
+  });
+  return Findings;
+}
+
+} // namespace clangfe
+} // namespace ddpguard
+
+namespace ddpguard {
+namespace clangfe {
+
+void TranslationUnitAnalysis::reportSteps(const TranslatedFunction &T,
+                                          const AnalysisResult &Result,
+                                          std::vector<StepFinding> &Findings) {
+  const SourceManager &SM = Context.getSourceManager();
+  auto LocOf = [&](OriginId O) {
+    return T.Sites[T.Graph.eventOf(O).Site].Call->getBeginLoc();
+  };
+  for (const Clobber &C : Result.Clobbers) {
+    if (!T.Graph.isWriteOrigin(C.Writer))
+      continue;
+    // The first saver in the source whose graph a later backward traverses.
+    std::optional<std::pair<OriginId, SiteId>> Best;
+    for (unsigned Saver : C.Savers)
+      if (std::optional<SiteId> Backward =
+              Result.firstBackward(Saver, C.Writer))
+        if (!Best ||
+            SM.isBeforeInTranslationUnit(LocOf(Saver), LocOf(Best->first)))
+          Best = {Saver, *Backward};
+    if (!Best)
+      continue;
+    const Event &Write = T.Graph.eventOf(C.Writer);
+    StepFinding F;
+    F.Function = T.Function;
+    F.Step = T.Sites[Write.Site];
+    F.Forward = T.Sites[T.Graph.eventOf(Best->first).Site];
+    F.Backward = T.Sites[Best->second];
+    for (auto [Site, Opt] : T.Steps)
+      if (Site == Write.Site)
+        F.Opt = Opt;
+    for (auto [Set, Module] : T.ParameterSetModules)
+      if (llvm::is_contained(Write.Sets, Set))
+        F.Module = Module;
+    SourceLocation StepLoc = F.Step.Call->getBeginLoc();
+    SourceLocation BackwardLoc = F.Backward.Call->getBeginLoc();
+    if (!SM.isBeforeInTranslationUnit(StepLoc, BackwardLoc))
+      F.Loop = commonLoop(T.Function, StepLoc, BackwardLoc);
+    Findings.push_back(F);
+  }
+}
+
+std::vector<StepFinding> TranslationUnitAnalysis::runSteps() {
+  std::vector<StepFinding> Findings;
+  llvm::DenseSet<const FunctionDecl *> Done;
+  for (const FunctionDecl *Function : functionsToAnalyse()) {
+    if (!Done.insert(Function).second)
+      continue;
+    ScanInfo Info = scan(Function);
+    if (!Info.DirectStep ||
+        !(Info.DirectBackward ||
+          llvm::any_of(Info.Callees, [&](const FunctionDecl *Callee) {
+            return needsSummary(Callee);
+          })))
+      continue;
+    TranslatedFunction T = translateFunction(Function, Objects, *this, &Modules);
+    if (T.Failed || T.Steps.empty())
+      continue;
+    model::AnalysisOptions Options;
+    Options.ListHazards = false;
+    reportSteps(T, analyzeHazards(T.Graph, Options), Findings);
+  }
+  const SourceManager &SM = Context.getSourceManager();
+  llvm::stable_sort(Findings, [&](const StepFinding &A, const StepFinding &B) {
+    return SM.isBeforeInTranslationUnit(A.Step.Call->getBeginLoc(),
+                                        B.Step.Call->getBeginLoc());
   });
   return Findings;
 }

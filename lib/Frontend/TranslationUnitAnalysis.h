@@ -47,6 +47,21 @@ struct Finding {
   std::optional<std::pair<Site, Site>> OncePerBackwardFails;
 };
 
+/// An optimizer step that writes parameters a forward saved, before a
+/// backward through that forward's graph.
+struct StepFinding {
+  const clang::FunctionDecl *Function = nullptr;
+  const Optimizer *Opt = nullptr;
+  /// The module (or DDP object) whose parameters the step writes.
+  const clang::ValueDecl *Module = nullptr;
+  Site Step;
+  Site Forward;
+  Site Backward;
+  /// Set when the backward that fails runs in a later iteration of this
+  /// loop than the step.
+  const clang::Stmt *Loop = nullptr;
+};
+
 class TranslationUnitAnalysis : public SummaryProvider {
 public:
   /// Version: the LibTorch the findings are judged by (LibTorchVersion.h).
@@ -57,16 +72,23 @@ public:
   void addCandidate(const clang::FunctionDecl *Function);
   /// Findings sorted by the second forward's location.
   std::vector<Finding> run();
+  /// Steps that write saved parameters, sorted by the step's location. Only
+  /// functions that call step() on an optimizer and reach a backward are
+  /// translated, a second time, with plain modules' forwards and the steps.
+  std::vector<StepFinding> runSteps();
 
   const Summary *summaryFor(const clang::FunctionDecl *Callee) override;
   bool reachesOutOfSight(const clang::FunctionDecl *Callee) override;
   DDPObjects &objects() { return Objects; }
+  ModuleCalls &modules() { return Modules; }
   TorchVersion version() const { return Version; }
 
 private:
   struct ScanInfo {
     bool DirectForward = false;
     bool DirectBackward = false;
+    /// Calls a method named step (an optimizer's, perhaps).
+    bool DirectStep = false;
     /// Calls a function whose body is not visible, or names a member or a
     /// mutable global.
     bool DirectOutOfSight = false;
@@ -88,6 +110,11 @@ private:
   /// Marks the findings that the once-per-backward policy would not remove.
   void noteOncePerBackward(const Analysed &A,
                            llvm::MutableArrayRef<Finding> Findings);
+  /// The candidates and the lambdas written in them.
+  std::vector<const clang::FunctionDecl *> functionsToAnalyse() const;
+  void reportSteps(const TranslatedFunction &T,
+                   const model::AnalysisResult &Result,
+                   std::vector<StepFinding> &Findings);
   const clang::Stmt *commonLoop(const clang::FunctionDecl *Function,
                                 clang::SourceLocation A,
                                 clang::SourceLocation B);
@@ -95,6 +122,7 @@ private:
   clang::ASTContext &Context;
   TorchVersion Version;
   DDPObjects Objects;
+  ModuleCalls Modules{Objects};
   std::vector<const clang::FunctionDecl *> Candidates;
   llvm::DenseMap<const clang::FunctionDecl *, ScanInfo> Scans;
   llvm::DenseMap<const clang::FunctionDecl *, bool> Forwards;

@@ -1,6 +1,8 @@
 //===- DDPGuardTidyModule.cpp - Registers the ddpguard checks -------------===//
 
+#include "CheckNames.h"
 #include "MultipleForwardBeforeBackwardCheck.h"
+#include "OptimizerStepBeforeBackwardCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 
@@ -12,7 +14,9 @@ public:
   void addCheckFactories(
       clang::tidy::ClangTidyCheckFactories &CheckFactories) override {
     CheckFactories.registerCheck<MultipleForwardBeforeBackwardCheck>(
-        "ddp-multiple-forward-before-backward");
+        checks::MultipleForwardBeforeBackward);
+    CheckFactories.registerCheck<OptimizerStepBeforeBackwardCheck>(
+        checks::OptimizerStepBeforeBackward);
   }
 };
 
@@ -20,4 +24,6 @@ public:
 } // namespace ddpguard
 
 static clang::tidy::ClangTidyModuleRegistry::Add<ddpguard::tidy::DDPGuardModule>
-    X("ddpguard-module", "Checks for DDP buffer-broadcast hazards.");
+    X("ddpguard-module", "Checks for tensors a forward saved for backward and "
+                         "a write overwrites: DDP buffer broadcasts, "
+                         "optimizer steps.");

@@ -19,7 +19,10 @@ import shutil
 import subprocess
 import sys
 
+# The check the options are for, and every check the CLI runs
+# (lib/Tidy/CheckNames.h): clang-tidy runs the same ones.
 CHECK = "ddp-multiple-forward-before-backward"
+CHECKS = [CHECK, "optimizer-step-before-backward"]
 
 
 def run(cmd, **kwargs):
@@ -46,7 +49,8 @@ def tidy_command(args, path, flags, fix):
         options["RuleFiles"] = ";".join(os.path.abspath(r) for r in args.rules)
     config = "{CheckOptions: {" + ", ".join(
         f"'{CHECK}.{k}': '{v}'" for k, v in options.items()) + "}}"
-    cmd = [args.clang_tidy, "--load=" + args.plugin, "-checks=-*," + CHECK,
+    cmd = [args.clang_tidy, "--load=" + args.plugin,
+           "-checks=-*," + ",".join(CHECKS),
            "-config=" + config, "--quiet"]
     if fix:
         cmd.append("--fix")

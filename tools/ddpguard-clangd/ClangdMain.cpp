@@ -1,8 +1,8 @@
 //===- ClangdMain.cpp - clangd with ddpguard's check linked in ------------===//
 //
-// Stock clangd plus the ddp-multiple-forward-before-backward check: the
-// check's object files register it with clang-tidy's module registry, which
-// clangd consults for the checks a .clangd file enables.
+// Stock clangd plus ddpguard's checks (lib/Tidy/CheckNames.h): their object
+// files register them with clang-tidy's module registry, which clangd
+// consults for the checks a .clangd file enables.
 //
 //===----------------------------------------------------------------------===//
 

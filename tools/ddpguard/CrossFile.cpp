@@ -6,6 +6,7 @@
 #include "Frontend/Callers.h"
 #include "Frontend/TranslationUnitAnalysis.h"
 #include "Report.h"
+#include "Tidy/CheckNames.h"
 #include "Tidy/MultipleForwardBeforeBackwardCheck.h"
 #include "clang-tidy/ClangTidyCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
@@ -27,7 +28,8 @@ namespace crossfile {
 
 namespace {
 
-static const char TidyCheckName[] = "ddp-multiple-forward-before-backward";
+/// Cross-file facts are about DDP objects' constructions: that check's.
+constexpr StringRef TidyCheckName = checks::MultipleForwardBeforeBackward;
 
 /// The facts of the translation unit this thread is parsing.
 thread_local Facts *CurrentFacts = nullptr;

@@ -3,16 +3,18 @@
 // ddpguard [options] <files...> [-- <compile flags>]
 // ddpguard [options] -p <build dir>      (every file of the database)
 //
-// Runs the ddp-multiple-forward-before-backward check through clang-tidy's
+// Runs ddpguard's checks (lib/Tidy/CheckNames.h) through clang-tidy's
 // engine on each file, keeps those on the lines --diff or --line-filter
 // select (docs/ci.md), prints them as text, JSON, SARIF or rdjsonl, and with
 // --fix applies them (over exactly what was parsed, through links) and
 // re-checks the fixed files. Exit status: 0 clean, 1 findings, 2 any error
 // (usage, parse, configuration, compilation database, I/O). The behaviour is
-// documented in lib/Tidy/MultipleForwardBeforeBackwardCheck.md.
+// documented in lib/Tidy/MultipleForwardBeforeBackwardCheck.md and
+// lib/Tidy/OptimizerStepBeforeBackwardCheck.md.
 //
 // Without files, every translation unit of the -p database is checked, and
-// one whose preprocessed tokens name no wrapper of the rule set is skipped
+// one whose preprocessed tokens name no wrapper of the rule set and no
+// optimizer is skipped
 // unparsed (Relevance.h; --no-skip parses all), with a progress line on a
 // terminal and a summary at the end (docs/ci.md).
 //
@@ -26,6 +28,7 @@
 #include "Relevance.h"
 #include "Report.h"
 #include "Rules/RuleSet.h"
+#include "Tidy/CheckNames.h"
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyOptions.h"
 #include "clang/Tooling/CompilationDatabase.h"
@@ -47,7 +50,8 @@ using namespace clang::tidy;
 using namespace llvm;
 using namespace ddpguard;
 
-static const char CheckName[] = "ddp-multiple-forward-before-backward";
+/// The DDP check, whose options the CLI's own options set.
+static constexpr StringRef CheckName = checks::MultipleForwardBeforeBackward;
 
 static cl::OptionCategory Category("ddpguard options");
 static cl::list<std::string> SourcePaths(
@@ -189,8 +193,10 @@ struct CheckPolicy {
 
 ClangTidyOptions overrideOptions() {
   ClangTidyOptions Options;
-  Options.Checks =
-      std::string("-*,") + CheckName + "," + crossfile::IndexCheckName;
+  Options.Checks = "-*";
+  for (StringRef Check : checks::All)
+    *Options.Checks += ("," + Check).str();
+  *Options.Checks += std::string(",") + crossfile::IndexCheckName;
   if (ShowCompilerWarnings)
     *Options.Checks += ",clang-diagnostic-*";
   auto Set = [&](StringRef Name, std::string Value) {
@@ -209,7 +215,10 @@ ClangTidyOptions overrideOptions() {
       sys::fs::make_absolute(Path);
       Absolute.push_back(std::string(Path));
     }
-    Set("RuleFiles", llvm::join(Absolute, ";"));
+    // The step check reads them too, for steps over a DDP object's module.
+    for (StringRef Check : checks::All)
+      Options.CheckOptions[(Check + ".RuleFiles").str()] =
+          ClangTidyOptions::ClangTidyValue(llvm::join(Absolute, ";"));
   }
   if (AssumeBuffers)
     Set("AssumeModulesHaveBuffers", "true");
@@ -375,10 +384,9 @@ makeOptionsProvider(FileResult &Result) {
 std::string checkOptionsSource(ClangTidyOptionsProvider &Provider,
                                const std::string &File) {
   std::string Source = File;
-  std::string Prefix = std::string(CheckName) + ".";
   for (const auto &[Options, Name] : Provider.getRawOptions(File)) {
     bool SetsOption = llvm::any_of(Options.CheckOptions, [&](const auto &Entry) {
-      return StringRef(Entry.getKey()).starts_with(Prefix);
+      return checks::isDdpguardCheck(StringRef(Entry.getKey()).rsplit('.').first);
     });
     if (SetsOption && sys::fs::is_regular_file(Name))
       Source = Name;
@@ -435,7 +443,8 @@ bool irrelevant(const std::string &File, const ClangTidyOptions &Options,
     return false;
   Relevance R = scanTranslationUnit(
       File, Database, Options.ExtraArgsBefore.value_or(ClangTidyOptions::ArgList()),
-      Options.ExtraArgs.value_or(ClangTidyOptions::ArgList()), *Identifiers);
+      Options.ExtraArgs.value_or(ClangTidyOptions::ArgList()), *Identifiers,
+      optimizerIdentifiers());
   return !R.Relevant;
 }
 
@@ -491,7 +500,7 @@ FileResult checkFile(const std::string &File,
     }
     bool Compiler = ShowCompilerWarnings &&
                     StringRef(E.DiagnosticName).starts_with("clang-diagnostic-");
-    if (E.DiagnosticName != CheckName && !Compiler)
+    if (!checks::isDdpguardCheck(E.DiagnosticName) && !Compiler)
       continue;
     if (!Shown)
       Result.Suppressed.push_back(std::move(E));
@@ -811,8 +820,8 @@ int main(int argc, const char **argv) {
       ++SkippedFiles;
       if (ExplainSkips)
         errs() << "ddpguard: skipped " << workingPath(Files[I])
-               << ": no DDP wrapper of the rule set is named in it or its "
-                  "headers after preprocessing\n";
+               << ": no DDP wrapper of the rule set and no optimizer is named "
+                  "in it or its headers after preprocessing\n";
     }
 
   // A header seen from several files is reported once; a warning one file

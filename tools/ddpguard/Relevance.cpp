@@ -43,6 +43,12 @@ bool wrapperIdentifiers(StringRef RuleFiles, StringSet<> &Names,
   return true;
 }
 
+const StringSet<> &optimizerIdentifiers() {
+  static const StringSet<> Names = {"Optimizer", "Adam", "AdamW", "RMSprop",
+                                    "Adagrad", "LBFGS"};
+  return Names;
+}
+
 namespace {
 
 /// What the scans of a file's compile commands found: it is irrelevant when
@@ -54,8 +60,9 @@ struct ScanState {
 
 class ScanAction : public PreprocessorFrontendAction {
 public:
-  ScanAction(const StringSet<> &Names, ScanState &State)
-      : Names(Names), State(State) {}
+  ScanAction(const StringSet<> &Names, const StringSet<> &OutsideOptim,
+             ScanState &State)
+      : Names(Names), OutsideOptim(OutsideOptim), State(State) {}
 
 protected:
   void ExecuteAction() override {
@@ -73,13 +80,19 @@ protected:
       return;
     }
     Preprocessor &PP = CI.getPreprocessor();
+    const SourceManager &SM = PP.getSourceManager();
+    // LibTorch's optimizer headers, wherever LibTorch is installed.
+    auto InOptimFolder = [&](SourceLocation Loc) {
+      return SM.getFilename(SM.getSpellingLoc(Loc)).contains("/torch/optim/");
+    };
     PP.EnterMainSourceFile();
     Token Tok;
     do {
       PP.Lex(Tok);
       if (const IdentifierInfo *II = Tok.getIdentifierInfo())
-        if (Names.contains(II->getName())) {
-          const SourceManager &SM = PP.getSourceManager();
+        if (Names.contains(II->getName()) ||
+            (OutsideOptim.contains(II->getName()) &&
+             !InOptimFolder(Tok.getLocation()))) {
           PresumedLoc Where =
               SM.getPresumedLoc(SM.getExpansionLoc(Tok.getLocation()));
           std::string Place = Where.isValid()
@@ -96,19 +109,22 @@ protected:
 
 private:
   const StringSet<> &Names;
+  const StringSet<> &OutsideOptim;
   ScanState &State;
 };
 
 class ScanFactory : public tooling::FrontendActionFactory {
 public:
-  ScanFactory(const StringSet<> &Names, ScanState &State)
-      : Names(Names), State(State) {}
+  ScanFactory(const StringSet<> &Names, const StringSet<> &OutsideOptim,
+              ScanState &State)
+      : Names(Names), OutsideOptim(OutsideOptim), State(State) {}
   std::unique_ptr<FrontendAction> create() override {
-    return std::make_unique<ScanAction>(Names, State);
+    return std::make_unique<ScanAction>(Names, OutsideOptim, State);
   }
 
 private:
   const StringSet<> &Names;
+  const StringSet<> &OutsideOptim;
   ScanState &State;
 };
 
@@ -118,7 +134,8 @@ Relevance scanTranslationUnit(const std::string &File,
                               const tooling::CompilationDatabase &Database,
                               const std::vector<std::string> &ExtraArgsBefore,
                               const std::vector<std::string> &ExtraArgs,
-                              const StringSet<> &Names) {
+                              const StringSet<> &Names,
+                              const StringSet<> &OutsideOptim) {
   tooling::ClangTool Tool(Database, {File});
   Tool.setPrintErrorMessage(false);
   // clang-tidy's per-file extra arguments (runClangTidy).
@@ -138,7 +155,7 @@ Relevance scanTranslationUnit(const std::string &File,
   DiagnosticConsumer Diagnostics;
   Tool.setDiagnosticConsumer(&Diagnostics);
   ScanState State;
-  ScanFactory Factory(Names, State);
+  ScanFactory Factory(Names, OutsideOptim, State);
   int Status = Tool.run(&Factory);
   if (State.Found)
     return *State.Found;

@@ -11,6 +11,13 @@
 // that leaves a doubt (an error while preprocessing, a rule file that does
 // not load, a check option that does not parse) makes the unit relevant.
 //
+// The step check reports only steps of an optimizer whose type is, or
+// derives from, a class of torch::optim; the user's code names it ('Adam',
+// 'Optimizer'...). LibTorch's own optimizer headers, which <torch/torch.h>
+// includes, name them all, so these identifiers count only outside a
+// torch/optim folder: a unit that includes LibTorch but uses no optimizer
+// is skipped as before.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DDPGUARD_TOOLS_RELEVANCE_H
@@ -29,6 +36,10 @@ namespace ddpguard {
 bool wrapperIdentifiers(llvm::StringRef RuleFiles, llvm::StringSet<> &Names,
                         std::string &Error);
 
+/// The identifiers that name the optimizers whose step may write: the
+/// classes of torch::optim but SGD (whose step does not), and their base.
+const llvm::StringSet<> &optimizerIdentifiers();
+
 struct Relevance {
   bool Relevant = true;
   /// Relevant: what made it so ("'DistributedDataParallel' at file:line",
@@ -38,12 +49,14 @@ struct Relevance {
 
 /// Runs only the preprocessor over File with its command from Database (and
 /// ExtraArgsBefore / ExtraArgs inserted as clang-tidy does) and looks for
-/// Names in the token stream.
+/// Names in the token stream, and for OutsideOptim where a token is spelled
+/// outside a torch/optim folder.
 Relevance scanTranslationUnit(const std::string &File,
                               const clang::tooling::CompilationDatabase &Database,
                               const std::vector<std::string> &ExtraArgsBefore,
                               const std::vector<std::string> &ExtraArgs,
-                              const llvm::StringSet<> &Names);
+                              const llvm::StringSet<> &Names,
+                              const llvm::StringSet<> &OutsideOptim);
 
 } // namespace ddpguard
 

@@ -1,6 +1,7 @@
 //===- Report.cpp ---------------------------------------------------------===//
 
 #include "Report.h"
+#include "Tidy/CheckNames.h"
 #include "Tidy/MultipleForwardBeforeBackwardCheck.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
@@ -17,7 +18,6 @@ namespace json = llvm::json;
 
 namespace ddpguard {
 
-static const char CheckName[] = "ddp-multiple-forward-before-backward";
 
 const DiagnosticMessage *broadcastFixNote(const ClangTidyError &F) {
   if (F.Message.Fix.empty())
@@ -491,7 +491,7 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
                                    " warnings in headers suppressed by the "
                                    "header filter (use --header-filter)"}}}});
   json::Object Rule{
-      {"id", CheckName},
+      {"id", checks::MultipleForwardBeforeBackward},
       {"name", "MultipleForwardBeforeBackward"},
       {"shortDescription",
        json::Object{{"text", "Several forwards on a DDP-wrapped module before "
@@ -514,13 +514,40 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
             "DDP with `broadcast_buffers(false)` (each rank then keeps its "
             "own running statistics; synchronise them, e.g. SyncBatchNorm)."}}},
       {"defaultConfiguration", json::Object{{"level", "warning"}}}};
-  if (!Options.HelpUriBase.empty())
-    Rule["helpUri"] = Options.HelpUriBase + CheckName;
+  json::Object StepRule{
+      {"id", checks::OptimizerStepBeforeBackward},
+      {"name", "OptimizerStepBeforeBackward"},
+      {"shortDescription",
+       json::Object{{"text", "An optimizer step between a forward and a "
+                             "backward through its graph"}}},
+      {"fullDescription",
+       json::Object{{"text", "The step writes the module's parameters in "
+                             "place; the forward saved them for backward, "
+                             "and the later backward through its graph "
+                             "fails."}}},
+      {"help",
+       json::Object{
+           {"text",
+            "Finish every backward through the module's graph before its "
+            "optimizer steps, or run the forward again after the step; both "
+            "change what training computes, so no fix is offered."},
+           {"markdown",
+            "Finish every `backward()` through the module's graph before its "
+            "optimizer's `step()`, or run the forward again after the step; "
+            "both change what training computes, so no fix is offered."}}},
+      {"defaultConfiguration", json::Object{{"level", "warning"}}}};
+  if (!Options.HelpUriBase.empty()) {
+    Rule["helpUri"] =
+        (Options.HelpUriBase + checks::MultipleForwardBeforeBackward).str();
+    StepRule["helpUri"] =
+        (Options.HelpUriBase + checks::OptimizerStepBeforeBackward).str();
+  }
   json::Object Run{
       {"tool",
        json::Object{{"driver", json::Object{{"name", "ddpguard"},
                                             {"version", DDPGUARD_VERSION},
-                                            {"rules", json::Array{std::move(Rule)}}}}}},
+                                            {"rules", json::Array{std::move(Rule),
+                                                                  std::move(StepRule)}}}}}},
       {"results", std::move(Results)},
       {"invocations",
        json::Array{json::Object{

@@ -19,8 +19,10 @@ if kind == "json":
 elif kind == "sarif":
     assert doc["version"] == "2.1.0"
     [run] = doc["runs"]
-    [rule] = run["tool"]["driver"]["rules"]
+    # One rule per check (lib/Tidy/CheckNames.h).
+    rule, step_rule = run["tool"]["driver"]["rules"]
     assert rule["id"] == "ddp-multiple-forward-before-backward"
+    assert step_rule["id"] == "optimizer-step-before-backward"
     [result] = run["results"]
     assert result["ruleId"] == rule["id"] and result["level"] == "warning"
     region = result["locations"][0]["physicalLocation"]["region"]

@@ -1,0 +1,91 @@
+//===- ModuleCalls.h - Forwards of plain modules, optimizers and steps ----===//
+//
+// The C++ side of the write event (docs/design.md, "The write event"):
+// which expressions run a forward of a torch::nn module that no DDP wrapper
+// holds, what that forward saves of the module's parameters, which module's
+// parameters an optimizer was built over, and whether its step() bumps
+// their version counters in LibTorch (docs/ground-truth.md, "Optimizer
+// steps and version counters").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_FRONTEND_MODULECALLS_H
+#define DDPGUARD_FRONTEND_MODULECALLS_H
+
+#include "DDPObjects.h"
+#include "llvm/ADT/DenseMap.h"
+#include <optional>
+#include <string>
+
+namespace ddpguard {
+namespace clangfe {
+
+/// What a grad-mode forward of a module saves of its parameters.
+enum class ParameterSaving {
+  /// No parameter (a layer without any, Embedding).
+  None,
+  /// The weight, iff an input requires grad (Linear, Bilinear): autograd
+  /// needs the weight only for the input's gradient.
+  IfInputsRequireGrad,
+  /// Always: Conv*, norms, modules of two layers or more (the inner layers'
+  /// inputs derive from parameters) and modules of unknown type.
+  Always,
+};
+
+/// A forward of a module that no DDP wrapper rule names.
+struct ModuleForward {
+  const clang::Expr *Call = nullptr;
+  /// The variable or member holding the module.
+  const clang::ValueDecl *Module = nullptr;
+  llvm::SmallVector<const clang::Expr *, 2> Args;
+};
+
+/// An optimizer variable or member and what its step writes.
+struct Optimizer {
+  const clang::ValueDecl *Decl = nullptr;
+  /// The module (or DDP object) whose parameters it was built over; null
+  /// when that is not followed.
+  const clang::ValueDecl *Module = nullptr;
+  /// Its type as written in the notes: 'torch::optim::Adam'.
+  std::string Type;
+  /// step() bumps the parameters' version counters.
+  bool Writes = true;
+  /// The type is not in the measured table: Writes is an assumption.
+  bool Assumed = false;
+};
+
+/// A call of step() on an optimizer.
+struct StepCall {
+  const clang::CXXMemberCallExpr *Call = nullptr;
+  const Optimizer *Opt = nullptr;
+};
+
+class ModuleCalls {
+public:
+  explicit ModuleCalls(DDPObjects &Objects) : Objects(Objects) {}
+
+  /// S runs the forward of a plain module held by a variable or member.
+  std::optional<ModuleForward> matchForward(const clang::Stmt *S);
+  /// What a forward of Module saves of its parameters.
+  ParameterSaving savingOf(const clang::ValueDecl *Module);
+  /// S is `opt.step()` (or `opt->step()`) on an optimizer variable or member.
+  std::optional<StepCall> matchStep(const clang::Stmt *S);
+
+private:
+  /// Null when Decl holds no optimizer.
+  const Optimizer *optimizer(const clang::ValueDecl *Decl);
+  /// The module whose parameters Params (an optimizer's first argument)
+  /// lists: `M->parameters()`, `D.module()->parameters()`, or a local
+  /// vector initialised with one of them.
+  const clang::ValueDecl *parametersOf(const clang::Expr *Params);
+
+  DDPObjects &Objects;
+  llvm::DenseMap<const clang::ValueDecl *, std::optional<Optimizer>>
+      Optimizers;
+  llvm::DenseMap<const clang::ValueDecl *, ParameterSaving> Savings;
+};
+
+} // namespace clangfe
+} // namespace ddpguard
+
+#endif

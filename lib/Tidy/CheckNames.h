@@ -1,0 +1,38 @@
+//===- CheckNames.h - The names of ddpguard's checks ----------------------===//
+//
+// One place for the names: the module registers them, and the CLI, its
+// reports and ddpguard-clangd list them from here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_TIDY_CHECKNAMES_H
+#define DDPGUARD_TIDY_CHECKNAMES_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace ddpguard {
+namespace checks {
+
+/// A forward on a DDP object whose buffer broadcast overwrites buffers an
+/// earlier forward saved (MultipleForwardBeforeBackwardCheck.md).
+inline constexpr llvm::StringLiteral MultipleForwardBeforeBackward =
+    "ddp-multiple-forward-before-backward";
+/// An optimizer step that writes parameters a forward saved, before a
+/// backward through that forward (OptimizerStepBeforeBackwardCheck.md).
+inline constexpr llvm::StringLiteral OptimizerStepBeforeBackward =
+    "optimizer-step-before-backward";
+
+inline constexpr llvm::StringLiteral All[] = {MultipleForwardBeforeBackward,
+                                              OptimizerStepBeforeBackward};
+
+inline bool isDdpguardCheck(llvm::StringRef Name) {
+  for (llvm::StringRef Check : All)
+    if (Name == Check)
+      return true;
+  return false;
+}
+
+} // namespace checks
+} // namespace ddpguard
+
+#endif
