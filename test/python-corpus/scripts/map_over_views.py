@@ -1,0 +1,33 @@
+# The views mapped through the DDP model with map() (list(map(model,
+# views))), one backward over all outputs.
+import gc
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main():
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    model = DDP(nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    torch.manual_seed(1 + dist.get_rank())
+    for step in range(3):
+        x = torch.randn(6, 8)
+        views = [x + 0.1 * torch.randn_like(x) for _ in range(2)]
+        z1, z2 = list(map(model, views))  # corpus: expect here
+        loss = (z1 - z2).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(f"rank {dist.get_rank()} loss {loss.item():.6f}")
+    del model, opt
+    gc.collect()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
