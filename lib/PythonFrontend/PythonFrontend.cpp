@@ -40,6 +40,9 @@ struct Binding {
   Position Constructed;
   /// Why the wrapped module is assumed to have buffers, when it is.
   std::string BuffersAssumption;
+  /// The edit that turns the construction's broadcast off.
+  std::string BroadcastKeyword;
+  Edit BroadcastFix;
 };
 
 /// Whether a module has buffers, as far as the file tells.
@@ -322,6 +325,9 @@ Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule,
   // are given, as in PyTorch 2.13.
   const BroadcastSetting &Setting = Rule.Broadcast;
   std::optional<bool> Broadcast;
+  // The argument that decides, if one does.
+  TSNode DecidingValue{};
+  StringRef DecidingKeyword;
   unsigned Positional = 0;
   forEachNamedChild(Arguments, [&](TSNode Argument) {
     std::optional<bool> Literal;
@@ -344,6 +350,10 @@ Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule,
     }
     if (!Matches)
       return;
+    DecidingValue = Value;
+    DecidingKeyword = type(Argument) == "keyword_argument"
+                          ? text(field(Argument, "name"))
+                          : StringRef(Setting.Setter);
     if (type(Value) == "false")
       Literal = false;
     else if (type(Value) == "true")
@@ -353,7 +363,31 @@ Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule,
   });
   Info.BroadcastsBuffers = Broadcast.value_or(Setting.Default) &&
                            !Rule.preservesVersionCounters(Options.Version);
-  return {Info, positionOf(Call), Has == Buffers::Unknown ? Why : ""};
+  Binding Made{Info, positionOf(Call), Has == Buffers::Unknown ? Why : ""};
+  // The fix: the keyword that decides set to False where it is given, else
+  // added after the last argument.
+  Made.BroadcastKeyword = Setting.setterAt(Options.Version).str();
+  if (!isNull(DecidingValue)) {
+    Made.BroadcastFix = {ts_node_start_byte(DecidingValue),
+                         ts_node_end_byte(DecidingValue) -
+                             ts_node_start_byte(DecidingValue),
+                         "False"};
+    Made.BroadcastKeyword = DecidingKeyword.str();
+  } else {
+    TSNode Last{};
+    forEachNamedChild(Arguments, [&](TSNode A) {
+      if (type(A) != "comment")
+        Last = A;
+    });
+    Made.BroadcastFix.Text = Made.BroadcastKeyword + "=False";
+    if (isNull(Last)) {
+      Made.BroadcastFix.Offset = ts_node_end_byte(Arguments) - 1;
+    } else {
+      Made.BroadcastFix.Offset = ts_node_end_byte(Last);
+      Made.BroadcastFix.Text = ", " + Made.BroadcastFix.Text;
+    }
+  }
+  return Made;
 }
 
 /// torch.nn classes with buffers (running statistics): the rest of
@@ -1180,7 +1214,10 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
     Found.First = First->first;
     Found.Backward = L.Sites[*Backward];
     Found.Construction = L.ObjectBindings[Second.Object].Constructed;
-    Found.BuffersAssumption = L.ObjectBindings[Second.Object].BuffersAssumption;
+    const Binding &Bound = L.ObjectBindings[Second.Object];
+    Found.BuffersAssumption = Bound.BuffersAssumption;
+    Found.BroadcastKeyword = Bound.BroadcastKeyword;
+    Found.BroadcastFix = Bound.BroadcastFix;
     Found.SameForwardInALoop = First->second == C.Writer ||
                                Found.First == Found.Second;
     Result.Findings.push_back(Found);

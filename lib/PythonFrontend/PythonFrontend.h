@@ -40,6 +40,13 @@ struct Position {
   }
 };
 
+/// Replace Length bytes at Offset with Text.
+struct Edit {
+  unsigned Offset = 0;
+  unsigned Length = 0;
+  std::string Text;
+};
+
 /// A forward on a DDP object whose buffer broadcast overwrites what an
 /// earlier forward on it saved, before a backward through that forward.
 struct Finding {
@@ -55,6 +62,11 @@ struct Finding {
   /// Why the wrapped module is assumed to have buffers (the checker could
   /// not follow it); empty when the file shows that it has them.
   std::string BuffersAssumption;
+  /// The keyword that turns the broadcast off, as the version spells it
+  /// ("broadcast_buffers", "forward_sync_buffers" from 2.13), and the edit
+  /// of the construction that sets it to False.
+  std::string BroadcastKeyword;
+  Edit BroadcastFix;
   /// The two forwards are one call in two iterations of a loop.
   bool SameForwardInALoop = false;
 };

@@ -873,7 +873,8 @@ int main(int argc, const char **argv) {
   for (const std::string &File : Rules)
     cantFail(PythonRules.addFile(File)); // Loaded without error above.
   TorchVersionJudge Judge(TorchOverride, PythonInterpreter);
-  checkPythonFiles(PythonFiles, PythonRules, Judge, Findings, Errors);
+  std::map<std::string, unsigned> PythonSyntaxErrors = checkPythonFiles(
+      PythonFiles, PythonRules, Judge, Findings, Errors, Parsed);
 
   // --diff, --line-filter: what is not on a selected line is not reported,
   // fixed or exported, and does not fail the run.
@@ -935,6 +936,18 @@ int main(int argc, const char **argv) {
       std::vector<FileResult> Again =
           checkFiles(Files, Database, Rechecked, Quiet);
       resolveAcrossFiles(Again, Unchecked);
+      // Python files: a fix may add no syntax error; findings left count.
+      FileResult PythonAgain;
+      std::vector<FileProblem> PythonProblems;
+      for (const auto &[File, Count] :
+           checkPythonFiles(PythonFiles, PythonRules, Judge,
+                            PythonAgain.Findings, PythonProblems, Rechecked))
+        if (Count > PythonSyntaxErrors[File]) {
+          FileResult Broken;
+          Broken.ParseError = FileProblem{File, "has a syntax error"};
+          Again.push_back(std::move(Broken));
+        }
+      Again.push_back(std::move(PythonAgain));
       bool Broken = llvm::any_of(Again, [](const FileResult &R) {
         return R.ParseError.has_value();
       });

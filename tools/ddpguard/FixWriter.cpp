@@ -1,6 +1,7 @@
 //===- FixWriter.cpp ------------------------------------------------------===//
 
 #include "FixWriter.h"
+#include "PythonFiles.h"
 #include "clang/Format/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -251,7 +252,8 @@ std::vector<std::string> FixWriter::write(std::vector<FileProblem> &Errors) {
       continue;
     }
     clang::tooling::Replacements Edits = Replacements;
-    if (FormatStyle != "none") {
+    // clang-format formats C++; a Python fix is written as it is.
+    if (FormatStyle != "none" && !isPythonFile(File)) {
       // As clang-tidy's --format-style: clean up around the edits and format
       // the lines they touch, in the style of the file's .clang-format.
       Expected<clang::format::FormatStyle> Style =

@@ -2,6 +2,8 @@
 
 #include "PythonFiles.h"
 #include "PythonFrontend/PythonFrontend.h"
+#include "Tidy/CheckNames.h"
+#include "Tidy/MultipleForwardBeforeBackwardCheck.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -17,7 +19,8 @@ using clang::tidy::ClangTidyError;
 
 namespace ddpguard {
 
-static const char CheckName[] = "ddp-multiple-forward-before-backward";
+static constexpr llvm::StringLiteral CheckName =
+    checks::MultipleForwardBeforeBackward;
 /// The rule the Python frontend's findings come from.
 static const char PyTorchDDP[] = "torch.nn.parallel.DistributedDataParallel";
 
@@ -176,10 +179,12 @@ static bool suppressed(StringRef Text, unsigned Offset) {
   });
 }
 
-void checkPythonFiles(const std::vector<std::string> &Files,
-                      const RuleSet &Rules, TorchVersionJudge &Judge,
-                      std::vector<ClangTidyError> &Findings,
-                      std::vector<FileProblem> &Errors) {
+std::map<std::string, unsigned>
+checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
+                 TorchVersionJudge &Judge,
+                 std::vector<ClangTidyError> &Findings,
+                 std::vector<FileProblem> &Errors, ContentStamps &Read) {
+  std::map<std::string, unsigned> SyntaxErrors;
   for (const std::string &File : Files) {
     auto Buffer = MemoryBuffer::getFile(File);
     if (!Buffer) {
@@ -187,6 +192,7 @@ void checkPythonFiles(const std::vector<std::string> &Files,
       continue;
     }
     StringRef Text = (*Buffer)->getBuffer();
+    Read.record(resolvedPath(File), ContentStamp::of(Text));
     std::optional<FileProblem> Problem;
     JudgedTorch Judged = Judge.judge(File, Problem);
     if (Problem)
@@ -194,6 +200,7 @@ void checkPythonFiles(const std::vector<std::string> &Files,
     python::CheckOptions Options;
     Options.Version = Judged.Version;
     python::CheckResult Result = python::checkSource(Text, Rules, Options);
+    SyntaxErrors[File] = Result.SyntaxErrors.size();
     for (const python::Position &At : Result.SyntaxErrors)
       Errors.push_back(
           {File, "syntax error at line " + std::to_string(At.Line) +
@@ -240,9 +247,18 @@ void checkPythonFiles(const std::vector<std::string> &Files,
                  "version counters back after its broadcast, and these "
                  "forwards no longer fail",
              F.Second);
+      const python::Edit &Fix = F.BroadcastFix;
+      cantFail(E.Message.Fix[File].add(clang::tooling::Replacement(
+          File, Fix.Offset, Fix.Length, Fix.Text)));
+      Note(tidy::MultipleForwardBeforeBackwardCheck::broadcastFixNote(
+               F.BroadcastKeyword) +
+               ": each rank then keeps its own running statistics, no longer "
+               "rank 0's (BatchNorm's running_mean and running_var)",
+           F.Second);
       Findings.push_back(std::move(E));
     }
   }
+  return SyntaxErrors;
 }
 
 } // namespace ddpguard

@@ -14,9 +14,11 @@
 #ifndef DDPGUARD_TOOLS_PYTHONFILES_H
 #define DDPGUARD_TOOLS_PYTHONFILES_H
 
+#include "FixWriter.h"
 #include "Report.h"
 #include "Rules/RuleSet.h"
 #include "llvm/ADT/StringRef.h"
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,12 +55,16 @@ private:
   bool PythonAsked = false;
 };
 
-/// Checks each of Files (absolute paths) and appends its findings and the
-/// problems that kept a file from being checked.
-void checkPythonFiles(const std::vector<std::string> &Files,
-                      const RuleSet &Rules, TorchVersionJudge &Judge,
-                      std::vector<clang::tidy::ClangTidyError> &Findings,
-                      std::vector<FileProblem> &Errors);
+/// Checks each of Files (absolute paths) and appends its findings, each
+/// with the broadcast fix (the keyword set to False at the construction),
+/// and the problems that kept a file from being checked; records what each
+/// file held in Read, so that --fix writes only over that. Returns the
+/// number of syntax errors per file.
+std::map<std::string, unsigned> checkPythonFiles(const std::vector<std::string> &Files,
+                          const RuleSet &Rules, TorchVersionJudge &Judge,
+                          std::vector<clang::tidy::ClangTidyError> &Findings,
+                          std::vector<FileProblem> &Errors,
+                          ContentStamps &Read);
 
 } // namespace ddpguard
 
