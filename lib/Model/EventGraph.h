@@ -104,6 +104,10 @@ struct Event {
   /// nodes read what the traversed graphs saved.
   bool CreateGraph = false;
   bool ReturnsGradients = false;
+  /// Forward: inside DDP's no_sync(), which leaves the object's
+  /// require_forward_param_sync cleared after the forward, as a forward
+  /// with grad mode off does, so the next forward does not broadcast.
+  bool NoSync = false;
   ValueId Target = 0;
   llvm::SmallVector<ValueId, 4> Sources;
   /// For forwards and writes: the origin that stands for this event.

@@ -684,12 +684,13 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
           Clobbered &= S.LiveWhenArmed;
       }
       if (E.GradEnabled) {
-        S.MaySync.set(E.Object);
         S.MayFollowBackward.reset(E.Object);
         S.LiveWhenArmed.intersectWithComplement(ObjectForwards[E.Object]);
-      } else {
-        S.MaySync.reset(E.Object);
       }
+      if (E.GradEnabled && !E.NoSync)
+        S.MaySync.set(E.Object);
+      else
+        S.MaySync.reset(E.Object);
       recordWrite(I, E.Origin, std::move(Clobbered), Result, Visit);
       // Under no_grad the output carries no history at all, and nothing is
       // saved. The conditions read the inputs before the output replaces

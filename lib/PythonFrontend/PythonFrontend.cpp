@@ -59,6 +59,9 @@ struct Scope {
   TSNode Node;
   /// The enclosing class for methods, else null.
   TSNode Class;
+  /// The enclosing function or lambda, whose names a nested one reads;
+  /// null for the module and for functions directly in it or in a class.
+  const Scope *Parent = nullptr;
   std::string Name;
   /// The scope's own assignments, returns and calls (not those of nested
   /// functions), in order: what binds names.
@@ -174,8 +177,18 @@ private:
   const Binding *ddpBinding(StringRef Key, const Scope &S) const;
   bool bindDDPNames();
   /// The function of the file a call's callee names (self.m in a method
-  /// names the class's m), or null.
+  /// names the class's m; a nested function or a lambda bound to a name is
+  /// found from its enclosing function), or null.
   Scope *calledFunction(TSNode Callee, const Scope &S) const;
+  /// The forwards a helper of the file runs on DDP objects it is handed
+  /// (a parameter), shares (self.X) or reads (a global), in order: each
+  /// call of the helper runs them, so the caller sees them at the call.
+  struct HelperForward {
+    std::string Key;
+    std::optional<unsigned> Parameter;
+  };
+  const std::vector<HelperForward> &helperForwards(const Scope &Helper);
+  std::map<const Scope *, std::vector<HelperForward>> HelperForwards;
 
   // Pass 2: graphs.
   void analyse(Scope &S, CheckResult &Result);
@@ -247,6 +260,8 @@ void Frontend::collect(TSNode N, Scope &Current, TSNode Class,
       S->Node = Child;
       // Methods see self; functions nested in them are not methods.
       S->Class = Class;
+      if (&Current != ModuleScope)
+        S->Parent = &Current;
       S->Name = (Prefix + (Kind == "lambda" ? StringRef("<lambda>")
                                             : text(field(Child, "name"))))
                     .str();
@@ -256,7 +271,16 @@ void Frontend::collect(TSNode N, Scope &Current, TSNode Class,
         Functions[New.Name] = &New;
         collect(field(Child, "body"), New, TSNode{}, New.Name + ".");
       } else {
-        collect(field(Child, "body"), New, Class, Prefix);
+        // embed = lambda v: model(v) is called as embed(x).
+        TSNode Parent = ts_node_parent(Child);
+        if (type(Parent) == "assignment" &&
+            type(field(Parent, "left")) == "identifier")
+          Functions[(Prefix + text(field(Parent, "left"))).str()] = &New;
+        // The body is one expression, which may itself be the call.
+        TSNode Body = field(Child, "body");
+        if (type(Body) == "call")
+          New.Bindings.push_back(Body);
+        collect(Body, New, Class, Prefix);
       }
       return;
     }
@@ -578,11 +602,13 @@ const Binding *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
     auto It = Class->second.find(Key);
     return It == Class->second.end() ? nullptr : &It->second;
   }
-  auto It = S.DDPNames.find(Key);
-  if (It != S.DDPNames.end())
-    return &It->second;
+  for (const Scope *In = &S; In; In = In->Parent) {
+    auto It = In->DDPNames.find(Key);
+    if (It != In->DDPNames.end())
+      return &It->second;
+  }
   if (ModuleScope && &S != ModuleScope) {
-    It = ModuleScope->DDPNames.find(Key);
+    auto It = ModuleScope->DDPNames.find(Key);
     if (It != ModuleScope->DDPNames.end())
       return &It->second;
   }
@@ -600,6 +626,9 @@ bool Frontend::isDDPValue(TSNode N, const Scope &S, Binding *Info) const {
     return true;
   }
   if (type(N) == "call") {
+    // torch.compile(model) calls the DDP object it compiles.
+    if (qualifiedName(field(N, "function")) == "torch.compile")
+      return isDDPValue(namedChild(field(N, "arguments"), 0), S, Info);
     // A factory of the file: build_model(), self.build_model().
     const Scope *Called = calledFunction(field(N, "function"), S);
     auto It = Called ? Factories.find(Called->Name) : Factories.end();
@@ -620,7 +649,50 @@ Scope *Frontend::calledFunction(TSNode Callee, const Scope &S) const {
   std::string Name = qualifiedName(Callee);
   if (StringRef(Name).starts_with("self.") && !isNull(S.Class))
     Name = (text(field(S.Class, "name")) + StringRef(Name).drop_front(4)).str();
-  return Functions.lookup(Name);
+  if (Scope *Found = Functions.lookup(Name))
+    return Found;
+  return Functions.lookup(S.Name + "." + Name);
+}
+
+/// The parameter names of a function or lambda, in order.
+static std::vector<TSNode> parameterNames(TSNode Function) {
+  std::vector<TSNode> Names;
+  forEachNamedChild(field(Function, "parameters"), [&](TSNode P) {
+    TSNode Name = P;
+    if (type(P) != "identifier") {
+      Name = field(P, "name");
+      if (isNull(Name) && type(P) == "typed_parameter")
+        Name = namedChild(P, 0);
+    }
+    Names.push_back(Name);
+  });
+  return Names;
+}
+
+const std::vector<Frontend::HelperForward> &
+Frontend::helperForwards(const Scope &Helper) {
+  auto [It, Inserted] = HelperForwards.try_emplace(&Helper);
+  if (!Inserted)
+    return It->second;
+  std::vector<TSNode> Parameters = parameterNames(Helper.Node);
+  std::vector<HelperForward> Found;
+  for (TSNode N : Helper.Bindings) {
+    if (type(N) != "call")
+      continue;
+    TSNode Object = field(N, "function");
+    if (type(Object) == "attribute" &&
+        text(field(Object, "attribute")) == "forward")
+      Object = field(Object, "object");
+    std::string Key = bindingKey(Object, Helper);
+    if (Key.empty() || !isDDPValue(Object, Helper, nullptr))
+      continue;
+    HelperForward Forward{Key, std::nullopt};
+    for (unsigned I = 0; I < Parameters.size(); ++I)
+      if (!isNull(Parameters[I]) && text(Parameters[I]) == Key)
+        Forward.Parameter = I;
+    Found.push_back(Forward);
+  }
+  return HelperForwards[&Helper] = std::move(Found);
 }
 
 bool Frontend::bindDDPNames() {
@@ -743,6 +815,8 @@ private:
   unsigned Current = 0;
   unsigned Exit = 0;
   bool GradEnabled = true;
+  /// The objects whose no_sync() block the lowering is in.
+  llvm::StringSet<> NoSyncObjects;
   std::vector<Loop> Loops;
   llvm::StringMap<ValueId> Names;
   llvm::StringMap<ObjectId> Objects;
@@ -913,6 +987,7 @@ void Lowering::statement(TSNode N) {
   }
   if (Kind == "with_statement") {
     bool Saved = GradEnabled;
+    llvm::StringSet<> SavedNoSync = NoSyncObjects;
     forEachNamedChild(N, [&](TSNode Child) {
       if (type(Child) != "with_clause")
         return;
@@ -925,6 +1000,14 @@ void Lowering::statement(TSNode N) {
         }
         if (std::optional<bool> Off = gradModeOf(Value))
           GradEnabled = !*Off;
+        // with model.no_sync(): on a DDP object.
+        TSNode Callee = field(Value, "function");
+        if (type(Value) == "call" && type(Callee) == "attribute" &&
+            F.text(field(Callee, "attribute")) == "no_sync") {
+          std::string Key = F.bindingKey(field(Callee, "object"), S);
+          if (!Key.empty() && F.isDDPValue(field(Callee, "object"), S, nullptr))
+            NoSyncObjects.insert(Key);
+        }
         Values From = expression(Value);
         if (!isNull(Alias))
           assign(namedChild(Alias, 0), From, false);
@@ -932,6 +1015,7 @@ void Lowering::statement(TSNode N) {
     });
     statements(field(N, "body"));
     GradEnabled = Saved;
+    NoSyncObjects = std::move(SavedNoSync);
     return;
   }
   if (Kind == "try_statement") {
@@ -1122,8 +1206,10 @@ Lowering::Values Lowering::call(TSNode N) {
   if (!Key.empty() && F.isDDPValue(Object, S, &Info)) {
     Values Inputs = children(Arguments);
     ValueId Output = Graph.addValue();
-    Graph.append(Current, Event::forward(site(N), objectFor(Key, Info),
-                                         GradEnabled, Output, Inputs));
+    Event Forward = Event::forward(site(N), objectFor(Key, Info), GradEnabled,
+                                   Output, Inputs);
+    Forward.NoSync = NoSyncObjects.count(Key);
+    Graph.append(Current, std::move(Forward));
     return {Output};
   }
 
@@ -1171,9 +1257,88 @@ Lowering::Values Lowering::call(TSNode N) {
       return {};
     }
   }
+  // map(model, views): a forward per element.
+  if (Name == "map" && F.isDDPValue(namedChild(Arguments, 0), S, &Info)) {
+    std::string Mapped = F.bindingKey(namedChild(Arguments, 0), S);
+    if (!Mapped.empty()) {
+      Values Inputs = expression(namedChild(Arguments, 1));
+      unsigned Before = Current, Body = startBlock(), After = Graph.addBlock();
+      Graph.addEdge(Before, Body);
+      ValueId Output = Graph.addValue(), Results = Graph.addValue();
+      Event Forward = Event::forward(site(N), objectFor(Mapped, Info),
+                                     GradEnabled, Output, Inputs);
+      Forward.NoSync = NoSyncObjects.count(Mapped);
+      Graph.append(Body, std::move(Forward));
+      // Every element's output stays in the result.
+      Graph.append(Body, Event::derive(Results, {Output}, /*Strong=*/false));
+      Graph.addEdge(Body, Body);
+      Graph.addEdge(Body, After);
+      Graph.addEdge(Before, After);
+      Current = After;
+      return {Results};
+    }
+  }
+  // A helper of the file that runs forwards on DDP objects: they run here.
+  if (Scope *Helper = F.calledFunction(Callee, S); Helper && Helper != &S) {
+    const std::vector<Frontend::HelperForward> &Forwards =
+        F.helperForwards(*Helper);
+    if (!Forwards.empty()) {
+      std::vector<TSNode> Parameters = parameterNames(Helper->Node);
+      // A method called through an object: its first parameter is self.
+      unsigned Skip = !isNull(Helper->Class) && type(Callee) == "attribute";
+      Values Inputs = children(Arguments);
+      Values Result = Inputs;
+      for (const Frontend::HelperForward &HF : Forwards) {
+        std::string Key = HF.Key;
+        Binding Bound;
+        if (HF.Parameter) {
+          TSNode Passed{};
+          unsigned Index = 0;
+          forEachNamedChild(Arguments, [&](TSNode A) {
+            if (type(A) == "keyword_argument") {
+              if (F.text(field(A, "name")) ==
+                  F.text(Parameters[*HF.Parameter]))
+                Passed = field(A, "value");
+            } else if (Index++ + Skip == *HF.Parameter) {
+              Passed = A;
+            }
+          });
+          Key = F.bindingKey(Passed, S);
+          if (Key.empty() || !F.isDDPValue(Passed, S, &Bound))
+            continue;
+        } else {
+          // self.X of the same class, or a global.
+          if (StringRef(Key).starts_with("self.") &&
+              (isNull(S.Class) || isNull(Helper->Class) ||
+               !ts_node_eq(S.Class, Helper->Class)))
+            continue;
+          const Binding *Shared = F.ddpBinding(Key, S);
+          if (!Shared)
+            continue;
+          Bound = *Shared;
+        }
+        ValueId Output = Graph.addValue();
+        Event Forward = Event::forward(site(N), objectFor(Key, Bound),
+                                       GradEnabled, Output, Inputs);
+        Forward.NoSync = NoSyncObjects.count(Key);
+        Graph.append(Current, std::move(Forward));
+        Result.push_back(Output);
+      }
+      return Result;
+    }
+  }
   // Anything else: the result's history may come from the receiver and the
-  // arguments.
+  // arguments, and a method may keep its arguments in its receiver
+  // (outs.append(model(v)), x.add_(y)).
   Values All = children(Arguments);
+  if (type(Callee) == "attribute" && !All.empty()) {
+    std::string Receiver = F.bindingKey(field(Callee, "object"), S);
+    if (!Receiver.empty() && !F.Imports.count(Receiver) &&
+        !F.isDDPValue(field(Callee, "object"), S, nullptr)) {
+      ValueId V = valueOf(Receiver);
+      Graph.append(Current, Event::derive(V, All, /*Strong=*/false));
+    }
+  }
   if (type(Callee) != "identifier") {
     Values From = expression(Callee);
     All.append(From.begin(), From.end());
@@ -1218,8 +1383,7 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
     Found.BuffersAssumption = Bound.BuffersAssumption;
     Found.BroadcastKeyword = Bound.BroadcastKeyword;
     Found.BroadcastFix = Bound.BroadcastFix;
-    Found.SameForwardInALoop = First->second == C.Writer ||
-                               Found.First == Found.Second;
+    Found.SameForwardInALoop = First->second == C.Writer;
     Result.Findings.push_back(Found);
   }
 }

@@ -199,6 +199,34 @@ TEST(HazardAnalysis, SecondForwardUnderNoGradStillClobbers) {
   EXPECT_EQ(B.run().Hazards.size(), 1u);
 }
 
+TEST(HazardAnalysis, AForwardInsideNoSyncLeavesTheNextOneWithoutBroadcast) {
+  // with model.no_sync(): out1 = model(a); out2 = model(b)
+  // (out1 + out2).backward(): the second forward does not broadcast.
+  GraphBuilder B;
+  ValueId A = B.G.addValue();
+  Event First = Event::forward(B.NextSite++, B.D, true, A, {});
+  First.NoSync = true;
+  B.G.append(B.Block, First);
+  ValueId C = B.G.addValue();
+  Event Second = Event::forward(B.NextSite++, B.D, true, C, {});
+  Second.NoSync = true;
+  B.G.append(B.Block, Second);
+  B.backward({B.combine({A, C})});
+  EXPECT_TRUE(B.run().Hazards.empty());
+  // Out of no_sync the next forward broadcasts again.
+  GraphBuilder After;
+  ValueId X = After.G.addValue();
+  Event InNoSync = Event::forward(After.NextSite++, After.D, true, X, {});
+  InNoSync.NoSync = true;
+  After.G.append(After.Block, InNoSync);
+  ValueId Y = After.forward();
+  ValueId Z = After.forward();
+  After.backward({After.combine({X, Y, Z})});
+  AnalysisResult R = After.run();
+  ASSERT_EQ(R.Hazards.size(), 2u);
+  EXPECT_EQ(After.G.eventOf(R.Hazards[0].Writer).Site, 2u);
+}
+
 TEST(HazardAnalysis, FirstForwardUnderNoGradIsOk) {
   GraphBuilder B;
   B.forward(/*Grad=*/false);

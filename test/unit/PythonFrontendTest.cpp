@@ -188,6 +188,90 @@ torch.stack(outs).sum().backward()
   EXPECT_EQ(R.Findings[0].Second.Line, 5u);
 }
 
+TEST(PythonFrontend, OutputsKeptInAListAreStillLive) {
+  CheckResult R = check(R"py(
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+outs = []
+for v in views:
+    outs.append(model(v))
+torch.stack(outs).sum().backward()
+)py");
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_TRUE(R.Findings[0].SameForwardInALoop);
+}
+
+TEST(PythonFrontend, CompiledDDPIsStillDDP) {
+  EXPECT_EQ(check(R"py(
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = torch.compile(DDP(net))
+(model(a) - model(b)).sum().backward()
+)py")
+                .Findings.size(),
+            1u);
+}
+
+TEST(PythonFrontend, ForwardsInsideNoSyncDoNotBroadcastAfterTheFirst) {
+  // DDP leaves require_forward_param_sync cleared after a forward in
+  // no_sync(), as after a forward with grad mode off.
+  EXPECT_TRUE(check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+with model.no_sync():
+    out1 = model(a)
+    out2 = model(b)
+(out1 + out2).sum().backward()
+)py")
+                  .Findings.empty());
+  // The first forward after the block broadcasts again.
+  CheckResult R = check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net)
+with model.no_sync():
+    out1 = model(a)
+out2 = model(b)
+out3 = model(c)
+(out1 + out2 + out3).sum().backward()
+)py");
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_EQ(R.Findings[0].Second.Line, 7u);
+}
+
+TEST(PythonFrontend, AHelperCalledTwiceRunsTwoForwards) {
+  CheckResult R = check(R"py(
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def encode(model, view):
+    return model(view)
+
+class Trainer:
+    def __init__(self, net):
+        self.model = DDP(net)
+    def encode(self, view):
+        return self.model(view)
+    def step(self, a, b):
+        (self.encode(a) - self.encode(b)).sum().backward()
+
+def main(net, a, b):
+    model = DDP(net)
+    z1 = encode(model, a)
+    z2 = encode(model=model, view=b)
+    embed = lambda v: model(v)
+    z3, z4 = list(map(model, [a, b]))
+    (z1 + z2 + embed(a) + z3 + z4).sum().backward()
+)py");
+  ASSERT_EQ(R.Findings.size(), 4u);
+  EXPECT_EQ(R.Findings[0].Function, "Trainer.step");
+  EXPECT_EQ(R.Findings[0].Second.Line, 13u);
+  EXPECT_EQ(R.Findings[0].Second.Column, 27u);
+  // main: the keyword call, the map (each element), the lambda's call.
+  EXPECT_EQ(R.Findings[1].Second.Line, 18u);
+  EXPECT_EQ(R.Findings[2].Second.Line, 20u);
+  EXPECT_EQ(R.Findings[3].Second.Line, 21u);
+}
+
 TEST(PythonFrontend, OneForwardPerBackwardIsOk) {
   EXPECT_TRUE(check(R"py(
 from torch.nn.parallel import DistributedDataParallel as DDP
