@@ -1,0 +1,40 @@
+// An MLP with an in-place ReLU on a linear layer's output, `h.relu_()`
+// (nn.ReLU(inplace=True) after nn.Linear): the linear layer saves its input
+// and weight, not its output, so overwriting the output is safe, and relu_
+// saves its own result, which nothing writes afterwards. Trains.
+#include <ddpguard/runtime/DistributedDataParallel.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+
+struct MlpImpl : torch::nn::Module {
+  MlpImpl()
+      : fc1(register_module("fc1", torch::nn::Linear(8, 16))),
+        fc2(register_module("fc2", torch::nn::Linear(16, 4))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    auto h = fc1(x);
+    h.relu_();
+    return fc2(h);
+  }
+  torch::nn::Linear fc1, fc2;
+};
+TORCH_MODULE(Mlp);
+
+int main() {
+  auto pg = ddpguard::init_process_group_from_env("gloo");
+  torch::manual_seed(0);
+  Mlp net;
+  ddpguard::DistributedDataParallel<Mlp> model(net, pg);
+  torch::optim::SGD optimizer(model.module()->parameters(), 1e-2);
+  torch::manual_seed(1980 + pg->getRank());
+  for (int step = 0; step < 3; ++step) {
+    auto x = torch::randn({8, 8});
+    auto y = torch::randn({8, 4});
+    optimizer.zero_grad();
+    auto loss = torch::mse_loss(model(x), y);
+    loss.backward();
+    optimizer.step();
+    std::printf("rank %d step %d loss %.4f\n", pg->getRank(), step, loss.item<float>());
+  }
+  return 0;
+}
