@@ -18,8 +18,11 @@
    LibTorch up to 2.12.0; with --marks-may-train (a LibTorch whose buffer
    broadcast preserves version counters, 2.12.1 on) a marked program may
    train, and then the checker must be silent on it.
-3. Fixes: for each failing program the checker flags and each --fix-mode
-   that `ddpguard --help` lists, a copy is fixed with --fix, re-checked
+3. Fixes: for each failing program the DDP check flags and each --fix-mode
+   that `ddpguard --help` lists (the DDP check's modes; a program flagged
+   only by a check that offers no fix, such as
+   optimizer-step-before-backward, counts them as withheld: its note says
+   why), a copy is fixed with --fix, re-checked
    (must be clean), compiled into one unity binary, and run on 2 ranks (must
    train).
 4. Disagreements are compared with the expectations file, which lists the
@@ -40,6 +43,7 @@ import sys
 import time
 
 MARK = "// corpus: expect here"
+DDP_CHECK = "ddp-multiple-forward-before-backward"
 INPLACE_ERROR = "modified by an inplace operation"
 KINDS = ("false-positive", "false-negative", "wrong-line", "fix-not-applied",
          "fix-not-clean", "fix-not-built", "fix-fails")
@@ -158,8 +162,9 @@ def run_all(args, binary, keys, log_dir):
     return results
 
 
-def check(args, files, log_path, extra=()):
-    """Runs the CLI on files; returns ({realpath: [lines]}, errors, output, exit status)."""
+def check(args, files, log_path, extra=(), checks=None):
+    """Runs the CLI on files; returns ({realpath: [lines]}, errors, output, exit status).
+    With checks, also fills it with {realpath: {names of the checks that flag it}}."""
     cmd = [args.ddpguard, "--format=json", "-j", str(args.jobs), *extra, *files, "--", *args.flags]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = proc.stdout.decode("utf-8", "replace")
@@ -174,6 +179,8 @@ def check(args, files, log_path, extra=()):
         return findings, ["ddpguard printed no JSON (%s), exit %d: %s" % (e, proc.returncode, err[-2000:])], out, proc.returncode
     for finding in doc.get("findings", []):
         findings.setdefault(os.path.realpath(finding["file"]), []).append(finding["line"])
+        if checks is not None:
+            checks.setdefault(os.path.realpath(finding["file"]), set()).add(finding["check"])
     for error in doc.get("errors", []):
         errors.append(json.dumps(error) if not isinstance(error, str) else error)
     if proc.returncode not in (0, 1) and not errors:
@@ -269,8 +276,9 @@ def main():
 
     # 2. Check.
     t = time.time()
+    flagged_by = {}
     findings, errors, _, _ = check(args, [programs[n]["path"] for n in names],
-                                os.path.join(args.work, "check.log"))
+                                os.path.join(args.work, "check.log"), checks=flagged_by)
     problems += ["ddpguard: %s" % e for e in errors]
     for name in names:
         programs[name]["lines"] = sorted(findings.get(programs[name]["path"], []))
@@ -281,8 +289,16 @@ def main():
     t = time.time()
     modes = fix_modes(args.ddpguard)
     failing = [n for n in names if programs[n]["truth"] == "fails"]
-    to_fix = [n for n in failing if programs[n]["lines"]]
+    # The fix modes are the DDP check's; a program only other checks flag
+    # gets no fix from them (the check's note says why): withheld.
+    fixable = [n for n in failing if programs[n]["lines"] and
+               DDP_CHECK in flagged_by.get(programs[n]["path"], ())]
+    to_fix = fixable
     fixes = {}  # (name, mode) -> result
+    for name in failing:
+        if programs[name]["lines"] and name not in fixable:
+            for mode in modes:
+                fixes[(name, mode)] = "withheld"
     copies = {}
     recheck = []
     for mode in modes:
@@ -396,7 +412,7 @@ def main():
     trained = sum(1 for v in fixes.values() if v == "trains")
     attempts = len(fail) * len(modes)
     # A withheld fix (the checker says why in a note) is no failed fix.
-    offered = sum(1 for v in fixes.values() if v != "fix-not-applied")
+    offered = sum(1 for v in fixes.values() if v not in ("fix-not-applied", "withheld"))
     gap_names = {k[0] for k in gaps if k[1] in ("false-positive", "false-negative")}
     rest = [n for n in names if n not in gap_names and programs[n]["truth"] in ("fails", "trains")]
     rtp = sum(1 for n in rest if programs[n]["truth"] == "fails" and programs[n]["lines"])

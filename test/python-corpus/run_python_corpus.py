@@ -25,7 +25,12 @@ For each script of DIR (or of --subset) and each torch given:
    mark, or a training script with one, is a broken corpus script. From
    2.12.1 (the broadcast preserves version counters) a marked script may
    train, and then the checker must be silent on it.
-4. Disagreements (false-positive, false-negative, wrong-line) are compared
+4. Fixes: each failing script the checker flags is copied, fixed with
+   `ddpguard --fix --torch-version VERSION` (the broadcast keyword set to
+   False at the construction) and run again on 2 ranks: the fixed copy must
+   re-check clean (--fix exits 0) and train.
+5. Disagreements (false-positive, false-negative, wrong-line, fix-not-clean,
+   fix-fails) are compared
    with the expectations file, which lists the known gaps of the checker as
    measured, one per line: `script kind torch-version  # what the frontend
    does not understand`. The test fails on a disagreement that is not
@@ -51,7 +56,7 @@ import time
 
 MARK = "# corpus: expect here"
 INPLACE_ERROR = "modified by an inplace operation"
-KINDS = ("false-positive", "false-negative", "wrong-line")
+KINDS = ("false-positive", "false-negative", "wrong-line", "fix-not-clean", "fix-fails")
 # From this torch on, DDP's buffer sync preserves version counters
 # (docs/ground-truth.md), so a marked script may train.
 PRESERVES_VERSIONS = (2, 12, 1)
@@ -189,6 +194,23 @@ def run_ranks(python, script, log_path, timeout):
     return ("fails" if INPLACE_ERROR in out else "broken"), seconds
 
 
+def fix_and_run(args, version, python, script, work):
+    """Fixes a copy of script; returns 'trains', 'not-clean' or the run's outcome."""
+    os.makedirs(work, exist_ok=True)
+    fixed = os.path.join(work, os.path.basename(script))
+    shutil.copyfile(script, fixed)
+    cmd = [args.ddpguard, "--fix", "--torch-version", version, fixed]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    log = fixed[:-3] + ".log"
+    with open(log, "w", encoding="utf-8") as f:
+        f.write("$ %s\nexit status: %d\n%s" % (" ".join(cmd), proc.returncode,
+                                               proc.stdout.decode("utf-8", "replace")))
+    if proc.returncode != 0:
+        return "not-clean"
+    outcome, _ = run_ranks(python, fixed, fixed[:-3] + ".run.log", args.timeout)
+    return outcome
+
+
 def check(args, version, files, log_path):
     """Runs the CLI on files; returns ({realpath: [lines]}, problems)."""
     cmd = [args.ddpguard, "--torch-version", version, "--format=json", *files]
@@ -310,6 +332,26 @@ def main():
                 if wrong:
                     measured[(name, "wrong-line", version)] = "finding at line %s, marked %s" % (
                         wrong, sorted(marks))
+    # 4. Fixes of the flagged failing scripts, --jobs at a time.
+    t = time.time()
+    fixes = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {}
+        for version, python in usable:
+            for name in names:
+                if truth[(name, version)] == "fails" and lines[(name, version)]:
+                    work = os.path.join(args.work, version, "fixed")
+                    futures[pool.submit(fix_and_run, args, version, python,
+                                        scripts[name]["path"], work)] = (name, version)
+        for future in concurrent.futures.as_completed(futures):
+            name, version = futures[future]
+            fixes[(name, version)] = outcome = future.result()
+            print("fix   %-6s %-40s %s" % (version, name, outcome), flush=True)
+            if outcome == "not-clean":
+                measured[(name, "fix-not-clean", version)] = "ddpguard --fix left findings or errors"
+            elif outcome != "trains":
+                measured[(name, "fix-fails", version)] = "the fixed script %s" % outcome
+    t_fix = time.time() - t
     in_scope = {k: v for k, v in expected.items() if k[0] in scripts and k[2] in dict(usable)}
     unexpected = sorted(k for k in measured if k not in in_scope)
     stale = sorted(k for k in in_scope if k not in measured)
@@ -350,10 +392,15 @@ def main():
         fn = len(fail) - tp
         precision = tp / (tp + fp) if tp + fp else 1.0
         recall = tp / (tp + fn) if tp + fn else 1.0
-        parts.append("torch %s: %d scripts (%d fail, %d train), precision %.2f recall %.2f"
-                     % (version, len(names), len(fail), len(train), precision, recall))
+        fixed = [k for k in fixes if k[1] == version]
+        trained = [k for k in fixed if fixes[k] == "trains"]
+        parts.append("torch %s: %d scripts (%d fail, %d train), precision %.2f recall %.2f, "
+                     "fixes %d/%d train"
+                     % (version, len(names), len(fail), len(train), precision, recall,
+                        len(trained), len(fixed)))
     print()
-    print("time: %.0f s (runs %.0f, check %.0f)" % (time.time() - t0, t_truth, t_check))
+    print("time: %.0f s (runs %.0f, check %.0f, fixes %.0f)"
+          % (time.time() - t0, t_truth, t_check, t_fix))
     print("python corpus: %s; known gaps %d; %s" % (
         "; ".join(parts) or "no torch usable", len(gaps), "FAILED" if problems else "ok"))
     return 1 if problems else 0
