@@ -188,6 +188,12 @@ private:
     std::optional<unsigned> Parameter;
   };
   const std::vector<HelperForward> &helperForwards(const Scope &Helper);
+  /// Calls Each(value, parameter index) for each argument of Call that goes
+  /// to one of Parameters (names): by keyword, or by position after the Skip
+  /// leading parameters the call does not pass (self, through an object).
+  template <typename Fn>
+  void forEachArgument(TSNode Call, const std::vector<TSNode> &Parameters,
+                       unsigned Skip, Fn Each) const;
   std::map<const Scope *, std::vector<HelperForward>> HelperForwards;
 
   // Pass 2: graphs.
@@ -669,6 +675,25 @@ static std::vector<TSNode> parameterNames(TSNode Function) {
   return Names;
 }
 
+template <typename Fn>
+void Frontend::forEachArgument(TSNode Call,
+                               const std::vector<TSNode> &Parameters,
+                               unsigned Skip, Fn Each) const {
+  unsigned Index = Skip;
+  forEachNamedChild(field(Call, "arguments"), [&](TSNode Argument) {
+    if (type(Argument) != "keyword_argument") {
+      if (Index < Parameters.size())
+        Each(Argument, Index);
+      ++Index;
+      return;
+    }
+    for (unsigned I = 0; I < Parameters.size(); ++I)
+      if (!isNull(Parameters[I]) &&
+          text(Parameters[I]) == text(field(Argument, "name")))
+        Each(field(Argument, "value"), I);
+  });
+}
+
 const std::vector<Frontend::HelperForward> &
 Frontend::helperForwards(const Scope &Helper) {
   auto [It, Inserted] = HelperForwards.try_emplace(&Helper);
@@ -728,39 +753,14 @@ bool Frontend::bindDDPNames() {
         if (!Function || type(Function->Node) != "function_definition")
           continue;
         Scope &Called = *Function;
-        std::vector<TSNode> Parameters;
-        forEachNamedChild(field(Called.Node, "parameters"), [&](TSNode P) {
-          Parameters.push_back(P);
-        });
-        auto NameOf = [&](TSNode P) -> TSNode {
-          if (type(P) == "identifier")
-            return P;
-          TSNode Name = field(P, "name");
-          if (!isNull(Name))
-            return Name;
-          return type(P) == "typed_parameter" ? namedChild(P, 0)
-                                               : TSNode{};
-        };
+        std::vector<TSNode> Parameters = parameterNames(Called.Node);
         // A method called through an object: its first parameter is self.
-        unsigned Index = !isNull(Called.Class) &&
-                         type(field(N, "function")) == "attribute";
-        forEachNamedChild(field(N, "arguments"), [&](TSNode Argument) {
-          TSNode Parameter{};
-          TSNode Value = Argument;
-          if (type(Argument) == "keyword_argument") {
-            Value = field(Argument, "value");
-            for (TSNode P : Parameters)
-              if (!isNull(NameOf(P)) &&
-                  text(NameOf(P)) == text(field(Argument, "name")))
-                Parameter = P;
-          } else if (Index < Parameters.size()) {
-            Parameter = Parameters[Index++];
-          }
-          if (!isNull(Parameter) && !isNull(NameOf(Parameter)) &&
-              type(NameOf(Parameter)) == "identifier" &&
+        unsigned Skip = !isNull(Called.Class) &&
+                        type(field(N, "function")) == "attribute";
+        forEachArgument(N, Parameters, Skip, [&](TSNode Value, unsigned I) {
+          if (type(Parameters[I]) == "identifier" &&
               isDDPValue(Value, S, &Info) &&
-              Called.DDPNames.try_emplace(text(NameOf(Parameter)), Info)
-                  .second)
+              Called.DDPNames.try_emplace(text(Parameters[I]), Info).second)
             Changed = true;
         });
       }
@@ -791,6 +791,10 @@ private:
 
   ValueId valueOf(StringRef Key);
   ObjectId objectFor(StringRef Key, const Binding &Bound);
+  /// Appends to block B a forward of call N on the object bound to Key;
+  /// returns its output.
+  ValueId forward(unsigned B, TSNode N, StringRef Key, const Binding &Bound,
+                  const Values &Inputs);
   SiteId site(TSNode N) {
     Sites.push_back(positionOf(N));
     return Sites.size() - 1;
@@ -845,6 +849,16 @@ ObjectId Lowering::objectFor(StringRef Key, const Binding &Bound) {
   return It->second;
 }
 
+ValueId Lowering::forward(unsigned B, TSNode N, StringRef Key,
+                          const Binding &Bound, const Values &Inputs) {
+  ValueId Output = Graph.addValue();
+  Event Forward = Event::forward(site(N), objectFor(Key, Bound), GradEnabled,
+                                 Output, Inputs);
+  Forward.NoSync = NoSyncObjects.count(Key);
+  Graph.append(B, std::move(Forward));
+  return Output;
+}
+
 std::optional<bool> Lowering::gradModeOf(TSNode N) {
   if (type(N) != "call")
     return std::nullopt;
@@ -870,19 +884,11 @@ void Lowering::run() {
   if (type(S.Node) != "module") {
     Body = field(S.Node, "body");
     // Parameters carry whatever history the caller's arguments have.
-    std::function<void(TSNode)> Parameter = [&](TSNode P) {
-      if (type(P) == "identifier") {
+    for (TSNode Name : parameterNames(S.Node))
+      if (type(Name) == "identifier") {
         OriginId Origin;
-        Names[F.text(P)] = Graph.addInputValue(Origin);
-        return;
+        Names[F.text(Name)] = Graph.addInputValue(Origin);
       }
-      TSNode Name = field(P, "name");
-      if (isNull(Name) && type(P) == "typed_parameter")
-        Name = namedChild(P, 0);
-      if (!isNull(Name))
-        Parameter(Name);
-    };
-    forEachNamedChild(field(S.Node, "parameters"), Parameter);
     // @torch.no_grad() on the function.
     TSNode Parent = ts_node_parent(S.Node);
     if (!isNull(Parent) && type(Parent) == "decorated_definition")
@@ -1205,12 +1211,7 @@ Lowering::Values Lowering::call(TSNode N) {
   std::string Key = F.bindingKey(Object, S);
   if (!Key.empty() && F.isDDPValue(Object, S, &Info)) {
     Values Inputs = children(Arguments);
-    ValueId Output = Graph.addValue();
-    Event Forward = Event::forward(site(N), objectFor(Key, Info), GradEnabled,
-                                   Output, Inputs);
-    Forward.NoSync = NoSyncObjects.count(Key);
-    Graph.append(Current, std::move(Forward));
-    return {Output};
+    return {forward(Current, N, Key, Info, Inputs)};
   }
 
   std::string Name = F.qualifiedName(Callee);
@@ -1264,11 +1265,8 @@ Lowering::Values Lowering::call(TSNode N) {
       Values Inputs = expression(namedChild(Arguments, 1));
       unsigned Before = Current, Body = startBlock(), After = Graph.addBlock();
       Graph.addEdge(Before, Body);
-      ValueId Output = Graph.addValue(), Results = Graph.addValue();
-      Event Forward = Event::forward(site(N), objectFor(Mapped, Info),
-                                     GradEnabled, Output, Inputs);
-      Forward.NoSync = NoSyncObjects.count(Mapped);
-      Graph.append(Body, std::move(Forward));
+      ValueId Output = forward(Body, N, Mapped, Info, Inputs);
+      ValueId Results = Graph.addValue();
       // Every element's output stays in the result.
       Graph.append(Body, Event::derive(Results, {Output}, /*Strong=*/false));
       Graph.addEdge(Body, Body);
@@ -1293,15 +1291,9 @@ Lowering::Values Lowering::call(TSNode N) {
         Binding Bound;
         if (HF.Parameter) {
           TSNode Passed{};
-          unsigned Index = 0;
-          forEachNamedChild(Arguments, [&](TSNode A) {
-            if (type(A) == "keyword_argument") {
-              if (F.text(field(A, "name")) ==
-                  F.text(Parameters[*HF.Parameter]))
-                Passed = field(A, "value");
-            } else if (Index++ + Skip == *HF.Parameter) {
-              Passed = A;
-            }
+          F.forEachArgument(N, Parameters, Skip, [&](TSNode Value, unsigned I) {
+            if (I == *HF.Parameter)
+              Passed = Value;
           });
           Key = F.bindingKey(Passed, S);
           if (Key.empty() || !F.isDDPValue(Passed, S, &Bound))
@@ -1317,12 +1309,7 @@ Lowering::Values Lowering::call(TSNode N) {
             continue;
           Bound = *Shared;
         }
-        ValueId Output = Graph.addValue();
-        Event Forward = Event::forward(site(N), objectFor(Key, Bound),
-                                       GradEnabled, Output, Inputs);
-        Forward.NoSync = NoSyncObjects.count(Key);
-        Graph.append(Current, std::move(Forward));
-        Result.push_back(Output);
+        Result.push_back(forward(Current, N, Key, Bound, Inputs));
       }
       return Result;
     }
