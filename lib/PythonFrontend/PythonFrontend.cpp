@@ -43,15 +43,30 @@ struct Binding {
   /// The edit that turns the construction's broadcast off.
   std::string BroadcastKeyword;
   Edit BroadcastFix;
+  /// A forward saves the buffers only when one of its inputs requires grad
+  /// (Info.HasBuffers is then false).
+  bool BuffersSavedIfInputRequiresGrad = false;
 };
 
-/// Whether a module has buffers, as far as the file tells.
-enum class Buffers { No, Yes, Unknown };
+/// Whether a module has buffers that its forward saves, as far as the file
+/// tells: IfInputRequiresGrad when its forward uses them only against what
+/// derives from its inputs (x / self.std), so that they are saved only when
+/// an input requires grad.
+enum class Buffers { No, IfInputRequiresGrad, Yes, Unknown };
 
 Buffers either(Buffers A, Buffers B) {
   if (A == Buffers::Yes || B == Buffers::Yes)
     return Buffers::Yes;
-  return A == Buffers::No && B == Buffers::No ? Buffers::No : Buffers::Unknown;
+  if (A == Buffers::Unknown || B == Buffers::Unknown)
+    return Buffers::Unknown;
+  return A == Buffers::No && B == Buffers::No ? Buffers::No
+                                              : Buffers::IfInputRequiresGrad;
+}
+
+/// A module inside another: what reaches it may derive from the outer
+/// module's parameters, so its buffers may be saved whatever the input.
+Buffers nested(Buffers B) {
+  return B == Buffers::IfInputRequiresGrad ? Buffers::Yes : B;
 }
 
 /// A function, method, lambda or the module's own code.
@@ -133,6 +148,21 @@ template <typename Fn> void forEachInScopeOfClass(TSNode Class, Fn Each) {
   });
 }
 
+/// The parameter names of a function or lambda, in order.
+static std::vector<TSNode> parameterNames(TSNode Function) {
+  std::vector<TSNode> Names;
+  forEachNamedChild(field(Function, "parameters"), [&](TSNode P) {
+    TSNode Name = P;
+    if (type(P) != "identifier") {
+      Name = field(P, "name");
+      if (isNull(Name) && type(P) == "typed_parameter")
+        Name = namedChild(P, 0);
+    }
+    Names.push_back(Name);
+  });
+  return Names;
+}
+
 Position positionOf(TSNode N) {
   TSPoint P = ts_node_start_point(N);
   return {P.row + 1, P.column + 1, ts_node_start_byte(N)};
@@ -169,9 +199,15 @@ private:
   Buffers moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
                         std::string &Why) const;
   Buffers classBuffers(TSNode Class, unsigned Depth, std::string &Why) const;
+  /// How the class's forward uses the buffers it registers (Names).
+  Buffers ownBuffersSaved(TSNode Class, const llvm::StringSet<> &Names) const;
   /// Whether the value of expression N is a DDP object in scope S; fills
   /// Info when it is.
   bool isDDPValue(TSNode N, const Scope &S, Binding *Info) const;
+  /// Whether expression N surely does not require grad in S: literals,
+  /// torch's factories (torch.randn, torch.zeros_like, ...), what is
+  /// computed from them only, and names bound only to such.
+  bool isGradFree(TSNode N, const Scope &S, unsigned Depth = 0) const;
   /// The key a name or self-attribute is bound by in S: "x", "self.x".
   std::string bindingKey(TSNode N, const Scope &S) const;
   const Binding *ddpBinding(StringRef Key, const Scope &S) const;
@@ -191,9 +227,27 @@ private:
   /// Calls Each(value, parameter index) for each argument of Call that goes
   /// to one of Parameters (names): by keyword, or by position after the Skip
   /// leading parameters the call does not pass (self, through an object).
+  /// Leading positional arguments are not passed to a parameter (the
+  /// function functools.partial binds).
   template <typename Fn>
   void forEachArgument(TSNode Call, const std::vector<TSNode> &Parameters,
-                       unsigned Skip, Fn Each) const;
+                       unsigned Skip, Fn Each, unsigned Leading = 0) const;
+  /// functools.partial(f, a, ...) bound to a name: a call of the name calls
+  /// f with a, ... (read where the partial was made) before its own.
+  struct Partial {
+    Scope *Function = nullptr;
+    TSNode Call;
+    const Scope *Where = nullptr;
+  };
+  /// Names bound to a partial of a function of the file, keyed as Functions.
+  llvm::StringMap<Partial> Partials;
+  void collectPartials();
+  const Partial *calledPartial(TSNode Callee, const Scope &S) const;
+  /// Calls Each(value, parameter index, scope the value is read in) for each
+  /// argument Call passes to Called, a partial's bound arguments first.
+  template <typename Fn>
+  void forEachCallArgument(TSNode Call, const Scope &Caller,
+                           const Scope &Called, Fn Each) const;
   std::map<const Scope *, std::vector<HelperForward>> HelperForwards;
 
   // Pass 2: graphs.
@@ -350,7 +404,7 @@ Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule,
   std::string Why;
   Buffers Has = moduleBuffers(Module, S, 0, Why);
   // An unknown module may have buffers: the safe side, said in a note.
-  Info.HasBuffers = Has != Buffers::No;
+  Info.HasBuffers = Has != Buffers::No && Has != Buffers::IfInputRequiresGrad;
   // The setting as the version spells it; the newer keyword wins when both
   // are given, as in PyTorch 2.13.
   const BroadcastSetting &Setting = Rule.Broadcast;
@@ -394,6 +448,7 @@ Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule,
   Info.BroadcastsBuffers = Broadcast.value_or(Setting.Default) &&
                            !Rule.preservesVersionCounters(Options.Version);
   Binding Made{Info, positionOf(Call), Has == Buffers::Unknown ? Why : ""};
+  Made.BuffersSavedIfInputRequiresGrad = Has == Buffers::IfInputRequiresGrad;
   // The fix: the keyword that decides set to False where it is given, else
   // added after the last argument.
   Made.BroadcastKeyword = Setting.setterAt(Options.Version).str();
@@ -455,7 +510,8 @@ Buffers Frontend::classBuffers(TSNode Class, unsigned Depth,
       return;
     auto Known = Classes.find(Qualified);
     if (Known != Classes.end() && Depth < 8) {
-      Result = either(Result, classBuffers(Known->second, Depth + 1, Why));
+      Result = either(Result,
+                      nested(classBuffers(Known->second, Depth + 1, Why)));
       return;
     }
     if (StringRef(Qualified).starts_with("torch.nn.")) {
@@ -469,13 +525,21 @@ Buffers Frontend::classBuffers(TSNode Class, unsigned Depth,
   });
   Scope Methods;
   Methods.Class = Class;
+  llvm::StringSet<> Registered;
   forEachInScopeOfClass(Class, [&](TSNode N) {
     if (Result == Buffers::Yes)
       return;
     if (type(N) == "call" &&
         type(field(N, "function")) == "attribute" &&
         text(field(field(N, "function"), "attribute")) == "register_buffer") {
-      Result = Buffers::Yes;
+      TSNode Name = namedChild(field(N, "arguments"), 0);
+      TSNode Content = namedChild(Name, 1);
+      // register_buffer("mean", ...): a name the forward reads as self.mean.
+      if (type(Name) == "string" && ts_node_named_child_count(Name) == 3 &&
+          type(Content) == "string_content")
+        Registered.insert(text(Content));
+      else
+        Result = Buffers::Yes;
       return;
     }
     if (type(N) != "assignment")
@@ -494,7 +558,87 @@ Buffers Frontend::classBuffers(TSNode Class, unsigned Depth,
         StringRef(Qualified).starts_with("torch.") &&
             !StringRef(Qualified).starts_with("torch.nn."))
       return;
-    Result = either(Result, moduleBuffers(Right, Methods, Depth + 1, Why));
+    Result = either(Result,
+                    nested(moduleBuffers(Right, Methods, Depth + 1, Why)));
+  });
+  if (!Registered.empty())
+    Result = either(Result, ownBuffersSaved(Class, Registered));
+  return Result;
+}
+
+Buffers Frontend::ownBuffersSaved(TSNode Class,
+                                  const llvm::StringSet<> &Names) const {
+  TSNode Forward{};
+  forEachNamedChild(field(Class, "body"), [&](TSNode Member) {
+    if (type(Member) == "decorated_definition")
+      Member = field(Member, "definition");
+    if (type(Member) == "function_definition" &&
+        text(field(Member, "name")) == "forward")
+      Forward = Member;
+  });
+  if (isNull(Forward))
+    return Buffers::Yes;
+  auto IsBuffer = [&](TSNode N) {
+    return type(N) == "attribute" && text(field(N, "object")) == "self" &&
+           Names.contains(text(field(N, "attribute")));
+  };
+  // The forward's names that derive from the module's parameters: what is
+  // assigned from self.<anything but a buffer> or from such a name.
+  llvm::StringSet<> FromParameters;
+  auto DerivesFromParameters = [&](TSNode E) {
+    bool Found = false;
+    auto Visit = [&](TSNode N, auto &Self) -> void {
+      if (Found || isNull(N) || IsBuffer(N))
+        return;
+      if ((type(N) == "identifier" && FromParameters.contains(text(N))) ||
+          (type(N) == "attribute" && text(field(N, "object")) == "self")) {
+        Found = true;
+        return;
+      }
+      forEachNamedChild(N, [&](TSNode Child) { Self(Child, Self); });
+    };
+    Visit(E, Visit);
+    return Found;
+  };
+  TSNode Body = field(Forward, "body");
+  // Assignments in a loop may feed earlier lines: repeat until nothing new.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    forEachInScope(Body, [&](TSNode N) {
+      if ((type(N) == "assignment" || type(N) == "augmented_assignment") &&
+          DerivesFromParameters(field(N, "right")))
+        forEachTarget(field(N, "left"), [&](TSNode Target) {
+          if (type(Target) == "identifier")
+            Changed |= FromParameters.insert(text(Target)).second;
+        });
+    });
+  }
+  // A buffer is saved by the op that reads it when another operand may
+  // require grad; any use other than an operand of an arithmetic operator
+  // or an argument of a call is taken to save it.
+  Buffers Result = Buffers::IfInputRequiresGrad;
+  forEachInScope(Body, [&](TSNode N) {
+    if (Result == Buffers::Yes || !IsBuffer(N))
+      return;
+    TSNode Parent = ts_node_parent(N);
+    bool AgainstParameters = true;
+    if (type(Parent) == "binary_operator") {
+      TSNode Left = field(Parent, "left");
+      AgainstParameters = DerivesFromParameters(
+          ts_node_eq(Left, N) ? field(Parent, "right") : Left);
+    } else if (type(Parent) == "argument_list") {
+      AgainstParameters = false;
+      TSNode Call = ts_node_parent(Parent);
+      TSNode Callee = field(Call, "function");
+      if (type(Callee) == "attribute")
+        AgainstParameters = DerivesFromParameters(field(Callee, "object"));
+      forEachNamedChild(Parent, [&](TSNode Argument) {
+        if (!ts_node_eq(Argument, N))
+          AgainstParameters |= DerivesFromParameters(Argument);
+      });
+    }
+    if (AgainstParameters)
+      Result = Buffers::Yes;
   });
   return Result;
 }
@@ -566,7 +710,8 @@ Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
         Qualified == "ModuleDict") {
       Buffers Result = Buffers::No;
       forEachNamedChild(Arguments, [&](TSNode Child) {
-        Result = either(Result, moduleBuffers(Child, S, Depth + 1, Why));
+        Result =
+            either(Result, nested(moduleBuffers(Child, S, Depth + 1, Why)));
       });
       return Result;
     }
@@ -621,6 +766,107 @@ const Binding *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
   return nullptr;
 }
 
+bool Frontend::isGradFree(TSNode N, const Scope &S, unsigned Depth) const {
+  if (isNull(N) || Depth > 8)
+    return false;
+  auto AllChildren = [&](TSNode Of) {
+    bool All = true;
+    forEachNamedChild(Of, [&](TSNode Child) {
+      All = All && (type(Child) == "comment" ||
+                    isGradFree(Child, S, Depth + 1));
+    });
+    return All;
+  };
+  StringRef Kind = type(N);
+  if (Kind == "integer" || Kind == "float" || Kind == "string" ||
+      Kind == "true" || Kind == "false" || Kind == "none")
+    return true;
+  if (Kind == "parenthesized_expression" || Kind == "unary_operator" ||
+      Kind == "binary_operator" || Kind == "tuple" || Kind == "list")
+    return AllChildren(N);
+  if (Kind == "keyword_argument") {
+    if (text(field(N, "name")) == "requires_grad")
+      return type(field(N, "value")) == "false";
+    return isGradFree(field(N, "value"), S, Depth + 1);
+  }
+  if (Kind == "subscript")
+    return isGradFree(field(N, "value"), S, Depth + 1);
+  if (Kind == "call") {
+    TSNode Callee = field(N, "function");
+    std::string Name = qualifiedName(Callee);
+    // The factories make tensors that do not require grad (unless
+    // requires_grad=True, an argument checked below); *_like ones too.
+    static const char *const Factories[] = {
+        "randn",  "rand",  "randint", "randperm", "zeros", "ones",
+        "full",   "empty", "arange",  "linspace", "eye",   "tensor",
+        "normal", "bernoulli"};
+    if (StringRef Function = Name; Function.consume_front("torch.")) {
+      bool Factory = Function.consume_back("_like");
+      for (const char *F : Factories)
+        Factory |= Function == F;
+      if (!Factory)
+        return false;
+      bool Ok = true;
+      forEachNamedChild(field(N, "arguments"), [&](TSNode A) {
+        if (type(A) == "keyword_argument" &&
+            text(field(A, "name")) == "requires_grad")
+          Ok = Ok && type(field(A, "value")) == "false";
+      });
+      return Ok;
+    }
+    // Moves, casts and views of such a tensor.
+    static const char *const SameTensor[] = {
+        "to",   "cuda",    "cpu",       "float",      "half",  "double",
+        "view", "reshape", "flatten",   "unsqueeze",  "squeeze",
+        "permute", "transpose", "contiguous", "clone", "detach"};
+    if (type(Callee) != "attribute")
+      return false;
+    StringRef Method = text(field(Callee, "attribute"));
+    bool Known = false;
+    for (const char *M : SameTensor)
+      Known |= Method == M;
+    return (Known && isGradFree(field(Callee, "object"), S, Depth + 1) &&
+            AllChildren(field(N, "arguments"))) ||
+           Method == "detach";
+  }
+  if (Kind != "identifier")
+    return false;
+  // Every binding of the name in S is an assignment of a grad-free value;
+  // a parameter, a loop variable or a with-target is not known.
+  for (TSNode Parameter : parameterNames(S.Node))
+    if (!isNull(Parameter) && text(Parameter) == text(N))
+      return false;
+  bool Assigned = false, Free = true;
+  forEachInScope(S.Node, [&](TSNode B) {
+    StringRef BKind = type(B);
+    if (!Free)
+      return;
+    if (BKind == "assignment" || BKind == "augmented_assignment") {
+      bool Binds = false;
+      forEachTarget(field(B, "left"), [&](TSNode Target) {
+        Binds |= type(Target) == "identifier" && text(Target) == text(N);
+      });
+      if (Binds) {
+        Assigned = true;
+        Free = isGradFree(field(B, "right"), S, Depth + 1);
+      }
+      return;
+    }
+    TSNode Target{};
+    if (BKind == "for_statement" || BKind == "for_in_clause")
+      Target = field(B, "left");
+    else if (BKind == "as_pattern_target" || BKind == "named_expression")
+      Target = BKind == "named_expression" ? field(B, "name") : B;
+    if (isNull(Target))
+      return;
+    forEachTarget(Target, [&](TSNode T) {
+      if (type(T) == "identifier" && text(T) == text(N))
+        Free = false;
+    });
+  });
+  return Assigned && Free;
+}
+
 bool Frontend::isDDPValue(TSNode N, const Scope &S, Binding *Info) const {
   if (isNull(N))
     return false;
@@ -657,31 +903,24 @@ Scope *Frontend::calledFunction(TSNode Callee, const Scope &S) const {
     Name = (text(field(S.Class, "name")) + StringRef(Name).drop_front(4)).str();
   if (Scope *Found = Functions.lookup(Name))
     return Found;
-  return Functions.lookup(S.Name + "." + Name);
+  if (Scope *Found = Functions.lookup(S.Name + "." + Name))
+    return Found;
+  const Partial *P = calledPartial(Callee, S);
+  return P ? P->Function : nullptr;
 }
 
-/// The parameter names of a function or lambda, in order.
-static std::vector<TSNode> parameterNames(TSNode Function) {
-  std::vector<TSNode> Names;
-  forEachNamedChild(field(Function, "parameters"), [&](TSNode P) {
-    TSNode Name = P;
-    if (type(P) != "identifier") {
-      Name = field(P, "name");
-      if (isNull(Name) && type(P) == "typed_parameter")
-        Name = namedChild(P, 0);
-    }
-    Names.push_back(Name);
-  });
-  return Names;
-}
 
 template <typename Fn>
 void Frontend::forEachArgument(TSNode Call,
                                const std::vector<TSNode> &Parameters,
-                               unsigned Skip, Fn Each) const {
+                               unsigned Skip, Fn Each, unsigned Leading) const {
   unsigned Index = Skip;
   forEachNamedChild(field(Call, "arguments"), [&](TSNode Argument) {
     if (type(Argument) != "keyword_argument") {
+      if (Leading > 0) {
+        --Leading;
+        return;
+      }
       if (Index < Parameters.size())
         Each(Argument, Index);
       ++Index;
@@ -692,6 +931,73 @@ void Frontend::forEachArgument(TSNode Call,
           text(Parameters[I]) == text(field(Argument, "name")))
         Each(field(Argument, "value"), I);
   });
+}
+
+/// The number of positional arguments of a call.
+static unsigned positionalArguments(TSNode Call) {
+  unsigned Count = 0;
+  forEachNamedChild(field(Call, "arguments"), [&](TSNode Argument) {
+    Count += type(Argument) != "keyword_argument";
+  });
+  return Count;
+}
+
+void Frontend::collectPartials() {
+  for (auto &Owned : Scopes) {
+    Scope &S = *Owned;
+    for (TSNode N : S.Bindings) {
+      TSNode Left = field(N, "left"), Right = field(N, "right");
+      if (type(N) != "assignment" || type(Left) != "identifier" ||
+          type(Right) != "call" ||
+          qualifiedName(field(Right, "function")) != "functools.partial")
+        continue;
+      Scope *Function =
+          calledFunction(namedChild(field(Right, "arguments"), 0), S);
+      if (!Function)
+        continue;
+      std::string Key = &S == ModuleScope
+                            ? text(Left).str()
+                            : (S.Name + "." + text(Left)).str();
+      Partials[Key] = Partial{Function, Right, &S};
+    }
+  }
+}
+
+const Frontend::Partial *Frontend::calledPartial(TSNode Callee,
+                                                 const Scope &S) const {
+  if (type(Callee) != "identifier" || Partials.empty())
+    return nullptr;
+  for (const std::string &Key :
+       {(S.Name + "." + text(Callee)).str(), text(Callee).str()}) {
+    auto It = Partials.find(Key);
+    if (It != Partials.end())
+      return &It->second;
+  }
+  return nullptr;
+}
+
+template <typename Fn>
+void Frontend::forEachCallArgument(TSNode Call, const Scope &Caller,
+                                   const Scope &Called, Fn Each) const {
+  std::vector<TSNode> Parameters = parameterNames(Called.Node);
+  TSNode Callee = field(Call, "function");
+  // A method called through an object: its first parameter is self.
+  auto Skip = [&](TSNode FunctionExpression) -> unsigned {
+    return !isNull(Called.Class) && type(FunctionExpression) == "attribute";
+  };
+  unsigned Bound = 0;
+  if (const Partial *P = calledPartial(Callee, Caller)) {
+    TSNode Function = namedChild(field(P->Call, "arguments"), 0);
+    forEachArgument(
+        P->Call, Parameters, Skip(Function),
+        [&](TSNode Value, unsigned I) { Each(Value, I, *P->Where); },
+        /*Leading=*/1);
+    Bound = Skip(Function) + positionalArguments(P->Call) - 1;
+  } else {
+    Bound = Skip(Callee);
+  }
+  forEachArgument(Call, Parameters, Bound,
+                  [&](TSNode Value, unsigned I) { Each(Value, I, Caller); });
 }
 
 const std::vector<Frontend::HelperForward> &
@@ -748,21 +1054,31 @@ bool Frontend::bindDDPNames() {
             Factories.try_emplace(S.Name, Info).second)
           Changed = true;
       } else if (Kind == "call") {
-        // A DDP object passed to a function of the file binds its parameter.
-        Scope *Function = calledFunction(field(N, "function"), S);
+        // A DDP object passed to a function of the file, or bound by a
+        // functools.partial of one, binds its parameter.
+        TSNode Callee = field(N, "function");
+        bool MakesPartial = qualifiedName(Callee) == "functools.partial";
+        if (MakesPartial)
+          Callee = namedChild(field(N, "arguments"), 0);
+        Scope *Function = calledFunction(Callee, S);
         if (!Function || type(Function->Node) != "function_definition")
           continue;
         Scope &Called = *Function;
         std::vector<TSNode> Parameters = parameterNames(Called.Node);
-        // A method called through an object: its first parameter is self.
-        unsigned Skip = !isNull(Called.Class) &&
-                        type(field(N, "function")) == "attribute";
-        forEachArgument(N, Parameters, Skip, [&](TSNode Value, unsigned I) {
+        auto BindParameter = [&](TSNode Value, unsigned I, const Scope &In) {
           if (type(Parameters[I]) == "identifier" &&
-              isDDPValue(Value, S, &Info) &&
+              isDDPValue(Value, In, &Info) &&
               Called.DDPNames.try_emplace(text(Parameters[I]), Info).second)
             Changed = true;
-        });
+        };
+        if (MakesPartial)
+          forEachArgument(
+              N, Parameters,
+              !isNull(Called.Class) && type(Callee) == "attribute",
+              [&](TSNode Value, unsigned I) { BindParameter(Value, I, S); },
+              /*Leading=*/1);
+        else
+          forEachCallArgument(N, S, Called, BindParameter);
       }
     }
   }
@@ -852,8 +1168,21 @@ ObjectId Lowering::objectFor(StringRef Key, const Binding &Bound) {
 ValueId Lowering::forward(unsigned B, TSNode N, StringRef Key,
                           const Binding &Bound, const Values &Inputs) {
   ValueId Output = Graph.addValue();
-  Event Forward = Event::forward(site(N), objectFor(Key, Bound), GradEnabled,
-                                 Output, Inputs);
+  ObjectId Object = objectFor(Key, Bound);
+  Event Forward =
+      Event::forward(site(N), Object, GradEnabled, Output, Inputs);
+  // The model's condition follows histories of forwards only; an input
+  // that any other call made may require grad too, so the buffers count as
+  // saved unless every argument is one that surely does not.
+  if (Bound.BuffersSavedIfInputRequiresGrad) {
+    bool GradFree = true;
+    forEachNamedChild(field(N, "arguments"), [&](TSNode Argument) {
+      GradFree = GradFree && (type(Argument) == "comment" ||
+                              F.isGradFree(Argument, S));
+    });
+    if (!GradFree)
+      Forward.Saves.push_back(Save{Graph.object(Object).Buffers, {}});
+  }
   Forward.NoSync = NoSyncObjects.count(Key);
   Graph.append(B, std::move(Forward));
   return Output;
@@ -1281,9 +1610,6 @@ Lowering::Values Lowering::call(TSNode N) {
     const std::vector<Frontend::HelperForward> &Forwards =
         F.helperForwards(*Helper);
     if (!Forwards.empty()) {
-      std::vector<TSNode> Parameters = parameterNames(Helper->Node);
-      // A method called through an object: its first parameter is self.
-      unsigned Skip = !isNull(Helper->Class) && type(Callee) == "attribute";
       Values Inputs = children(Arguments);
       Values Result = Inputs;
       for (const Frontend::HelperForward &HF : Forwards) {
@@ -1291,12 +1617,16 @@ Lowering::Values Lowering::call(TSNode N) {
         Binding Bound;
         if (HF.Parameter) {
           TSNode Passed{};
-          F.forEachArgument(N, Parameters, Skip, [&](TSNode Value, unsigned I) {
-            if (I == *HF.Parameter)
-              Passed = Value;
-          });
-          Key = F.bindingKey(Passed, S);
-          if (Key.empty() || !F.isDDPValue(Passed, S, &Bound))
+          const Scope *ReadIn = &S;
+          F.forEachCallArgument(
+              N, S, *Helper, [&](TSNode Value, unsigned I, const Scope &In) {
+                if (I == *HF.Parameter) {
+                  Passed = Value;
+                  ReadIn = &In;
+                }
+              });
+          Key = F.bindingKey(Passed, *ReadIn);
+          if (Key.empty() || !F.isDDPValue(Passed, *ReadIn, &Bound))
             continue;
         } else {
           // self.X of the same class, or a global.
@@ -1395,6 +1725,7 @@ CheckResult Frontend::run(TSNode Root) {
   ModuleScope = Module.get();
   Scopes.push_back(std::move(Module));
   collect(Root, *ModuleScope, TSNode{}, "");
+  collectPartials();
   // Each round binds at least one more name; a file has finitely many.
   while (bindDDPNames()) {
   }

@@ -272,6 +272,32 @@ def main(net, a, b):
   EXPECT_EQ(R.Findings[3].Second.Line, 21u);
 }
 
+TEST(PythonFrontend, AFunctoolsPartialCallsItsFunctionWithTheBoundArguments) {
+  CheckResult R = check(R"py(
+import functools
+from functools import partial
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def project(model, view):
+    return model(view)
+
+def main(net, a, b):
+    model = DDP(net)
+    bound = functools.partial(project, model)
+    by_keyword = partial(project, model=model)
+    unbound = partial(project)
+    (bound(a) + by_keyword(view=b)).sum().backward()
+    (bound(a) + unbound(model, b)).sum().backward()
+    bound(a).sum().backward()
+)py");
+  ASSERT_EQ(R.Findings.size(), 2u);
+  EXPECT_EQ(R.Findings[0].Second.Line, 14u);
+  EXPECT_EQ(R.Findings[0].Second.Column, 17u);
+  EXPECT_EQ(R.Findings[0].First.Line, 14u);
+  EXPECT_EQ(R.Findings[1].Second.Line, 15u);
+  EXPECT_EQ(R.Findings[1].Second.Column, 17u);
+}
+
 TEST(PythonFrontend, OneForwardPerBackwardIsOk) {
   EXPECT_TRUE(check(R"py(
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -382,6 +408,55 @@ class Encoder(nn.Module):
     ASSERT_EQ(R.Findings.size(), 1u) << Module;
     EXPECT_EQ(R.Findings[0].BuffersAssumption, "") << Module;
   }
+}
+
+TEST(PythonFrontendBuffers, BuffersOnlyAgainstTheInputAreSavedWhenItRequiresGrad) {
+  const std::string Normalized = R"py(
+class Normalized(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(8))
+        self.register_buffer("std", torch.ones(8))
+        self.net = nn.Linear(8, 4)
+    def forward(self, x):
+        h = x - self.mean
+        return self.net(h / self.std)
+
+class Scaled(Normalized):
+    def forward(self, x):
+        return self.net(x) * self.std
+
+class Shifted(Normalized):
+    def forward(self, x):
+        h = self.net(x)
+        return torch.add(h, self.mean)
+
+a = torch.randn(4, 8)
+b = (a + 0.1 * torch.randn_like(a)).cuda()
+)py";
+  // Inputs made by torch's factories do not require grad: the division
+  // saves nothing.
+  EXPECT_TRUE(checkWrapping(Normalized, "Normalized()").Findings.empty());
+  // Against what derives from the parameters, the buffer is saved.
+  for (const char *Module : {"Scaled()", "Shifted()",
+                             "nn.Sequential(nn.Linear(8, 8), Normalized())"})
+    EXPECT_EQ(checkWrapping(Normalized, Module).Findings.size(), 1u)
+        << Module;
+  // An input that may require grad (the output of another module, a loop
+  // variable, a parameter) makes the normalisation save its buffers.
+  CheckResult R = check(
+      "import torch\nimport torch.nn as nn\n"
+      "from torch.nn.parallel import DistributedDataParallel as DDP\n" +
+      Normalized + R"py(
+model = DDP(Normalized())
+encoder = nn.Linear(8, 8)
+(model(encoder(a)) + model(encoder(b))).sum().backward()
+for c in loader:
+    (model(c) + model(a)).sum().backward()
+def step(d):
+    (model(d) + model(a)).sum().backward()
+)py");
+  EXPECT_EQ(R.Findings.size(), 3u);
 }
 
 TEST(PythonFrontendBuffers, WhatCannotBeFollowedIsAssumedAndSaid) {
