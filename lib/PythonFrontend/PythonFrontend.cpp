@@ -17,6 +17,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
 #include <tree_sitter/api.h>
 #include <map>
 #include <memory>
@@ -46,6 +47,8 @@ struct Binding {
   /// A forward saves the buffers only when one of its inputs requires grad
   /// (Info.HasBuffers is then false).
   bool BuffersSavedIfInputRequiresGrad = false;
+  /// The file of the construction and of BroadcastFix.
+  std::string File;
 };
 
 /// Whether a module has buffers that its forward saves, as far as the file
@@ -69,8 +72,12 @@ Buffers nested(Buffers B) {
   return B == Buffers::IfInputRequiresGrad ? Buffers::Yes : B;
 }
 
+class Frontend;
+
 /// A function, method, lambda or the module's own code.
 struct Scope {
+  /// The frontend of the file the scope is in.
+  Frontend *Owner = nullptr;
   TSNode Node;
   /// The enclosing class for methods, else null.
   TSNode Class;
@@ -169,18 +176,46 @@ Position positionOf(TSNode N) {
 }
 
 
+/// The files checked together: a name one file imports from another (a
+/// factory, a helper, a class) is followed there.
+struct Run {
+  /// The source of each file's tree, for the text of nodes of other files.
+  std::map<const TSTree *, StringRef> Sources;
+  /// Each file's frontend by its module path: the absolute path without
+  /// ".py" ("/src/pkg/models"; a package's __init__.py is "/src/pkg").
+  llvm::StringMap<Frontend *> ByPath;
+  /// By every dotted name the file could be imported as ("models",
+  /// "pkg.models", ...): the files that could be it.
+  llvm::StringMap<std::vector<Frontend *>> ByName;
+};
+
 class Frontend {
 public:
-  Frontend(StringRef Source, const RuleSet &Rules, const CheckOptions &Options)
-      : Source(Source), Rules(Rules), Options(Options) {}
+  Frontend(StringRef Path, StringRef Source, const TSTree *Tree,
+           const RuleSet &Rules, const CheckOptions &Options, Run &Files)
+      : Path(Path), Source(Source), Tree(Tree), Rules(Rules),
+        Options(Options), Files(Files) {}
 
-  CheckResult run(TSNode Root);
+  /// Pass 1, over every file: scopes and names; then partials, which may
+  /// name a function of another file.
+  void collectFile(TSNode Root);
+  void collectPartials();
+  /// One round of binding names to DDP objects; true if one was bound.
+  bool bindDDPNames();
+  /// Pass 2: the file's findings.
+  CheckResult findings(TSNode Root);
 
 private:
   StringRef text(TSNode N) const {
-    return isNull(N) ? StringRef()
-                     : Source.slice(ts_node_start_byte(N), ts_node_end_byte(N));
+    if (isNull(N))
+      return StringRef();
+    StringRef Of = N.tree == Tree ? Source : Files.Sources.at(N.tree);
+    return Of.slice(ts_node_start_byte(N), ts_node_end_byte(N));
   }
+  /// The file of the run a dotted name this file spells is in, and the rest
+  /// of the name ("build_model" of "models.build_model"); null when no file
+  /// of the run is that module.
+  std::pair<Frontend *, std::string> imported(StringRef Qualified) const;
 
   // Pass 1: names.
   void collectImport(TSNode N);
@@ -211,7 +246,6 @@ private:
   /// The key a name or self-attribute is bound by in S: "x", "self.x".
   std::string bindingKey(TSNode N, const Scope &S) const;
   const Binding *ddpBinding(StringRef Key, const Scope &S) const;
-  bool bindDDPNames();
   /// The function of the file a call's callee names (self.m in a method
   /// names the class's m; a nested function or a lambda bound to a name is
   /// found from its enclosing function), or null.
@@ -241,7 +275,6 @@ private:
   };
   /// Names bound to a partial of a function of the file, keyed as Functions.
   llvm::StringMap<Partial> Partials;
-  void collectPartials();
   const Partial *calledPartial(TSNode Callee, const Scope &S) const;
   /// Calls Each(value, parameter index, scope the value is read in) for each
   /// argument Call passes to Called, a partial's bound arguments first.
@@ -253,9 +286,13 @@ private:
   // Pass 2: graphs.
   void analyse(Scope &S, CheckResult &Result);
 
+  /// The file's absolute path.
+  std::string Path;
   StringRef Source;
+  const TSTree *Tree;
   const RuleSet &Rules;
   const CheckOptions &Options;
+  Run &Files;
   /// Local name -> the dotted name it was imported as.
   llvm::StringMap<std::string> Imports;
   std::vector<std::unique_ptr<Scope>> Scopes;
@@ -288,19 +325,33 @@ void Frontend::collectImport(TSNode N) {
   }
   if (Kind == "import_from_statement") {
     TSNode Module = field(N, "module_name");
-    if (isNull(Module) || type(Module) == "relative_import")
+    if (isNull(Module))
       return;
     std::string From = text(Module).str();
+    if (type(Module) == "relative_import") {
+      // from .models import X: the module path of a file of the run,
+      // "/src/pkg/models:X" (imported() reads it).
+      StringRef Dots = From;
+      StringRef Rest = Dots.ltrim('.');
+      size_t Level = Dots.size() - Rest.size();
+      StringRef Directory = llvm::sys::path::parent_path(Path);
+      for (size_t I = 1; I < Level; ++I)
+        Directory = llvm::sys::path::parent_path(Directory);
+      std::string Inside = Rest.str();
+      std::replace(Inside.begin(), Inside.end(), '.', '/');
+      From = (Directory + (Inside.empty() ? "" : "/" + Inside)).str() + ":";
+    }
     for (uint32_t I = 0, E = ts_node_child_count(N); I < E; ++I) {
       const char *Field = ts_node_field_name_for_child(N, I);
       if (!Field || StringRef(Field) != "name")
         continue;
       TSNode Name = ts_node_child(N, I);
+      std::string Separator = StringRef(From).ends_with(":") ? "" : ".";
       if (type(Name) == "aliased_import")
         Imports[text(field(Name, "alias"))] =
-            From + "." + text(field(Name, "name")).str();
+            From + Separator + text(field(Name, "name")).str();
       else
-        Imports[text(Name)] = From + "." + text(Name).str();
+        Imports[text(Name)] = From + Separator + text(Name).str();
     }
   }
 }
@@ -317,6 +368,7 @@ void Frontend::collect(TSNode N, Scope &Current, TSNode Class,
     }
     if (Kind == "function_definition" || Kind == "lambda") {
       auto S = std::make_unique<Scope>();
+      S->Owner = this;
       S->Node = Child;
       // Methods see self; functions nested in them are not methods.
       S->Class = Class;
@@ -358,6 +410,39 @@ void Frontend::collect(TSNode N, Scope &Current, TSNode Class,
       Current.Bindings.push_back(Child);
     collect(Child, Current, Class, Prefix);
   });
+}
+
+std::pair<Frontend *, std::string>
+Frontend::imported(StringRef Qualified) const {
+  if (Files.ByPath.size() < 2)
+    return {nullptr, ""};
+  // The longest module path of a file of the run that the name starts
+  // with: relative imports name it ("/src/pkg:models.build"), absolute ones
+  // from the importing file's folder first (the script's folder is first on
+  // sys.path), else the one file of the run that can be that module.
+  auto [Base, Dotted] = Qualified.split(':');
+  bool Relative = Qualified.contains(':');
+  if (!Relative) {
+    Dotted = Qualified;
+    Base = llvm::sys::path::parent_path(Path);
+  }
+  for (size_t End = Dotted.rfind('.'); End != StringRef::npos;
+       End = End == 0 ? StringRef::npos : Dotted.rfind('.', End - 1)) {
+    StringRef Module = Dotted.take_front(End), Rest = Dotted.drop_front(End + 1);
+    std::string Inside = Module.str();
+    std::replace(Inside.begin(), Inside.end(), '.', '/');
+    if (Frontend *Found = Files.ByPath.lookup((Base + "/" + Inside).str()))
+      return {Found, Rest.str()};
+    if (Relative)
+      continue;
+    auto Named = Files.ByName.find(Module);
+    if (Named != Files.ByName.end() && Named->second.size() == 1)
+      return {Named->second.front(), Rest.str()};
+  }
+  if (Relative && !Dotted.empty())
+    if (Frontend *Package = Files.ByPath.lookup(Base))
+      return {Package, Dotted.str()};
+  return {nullptr, ""};
 }
 
 std::string Frontend::qualifiedName(TSNode N) const {
@@ -449,6 +534,7 @@ Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule,
                            !Rule.preservesVersionCounters(Options.Version);
   Binding Made{Info, positionOf(Call), Has == Buffers::Unknown ? Why : ""};
   Made.BuffersSavedIfInputRequiresGrad = Has == Buffers::IfInputRequiresGrad;
+  Made.File = Path;
   // The fix: the keyword that decides set to False where it is given, else
   // added after the last argument.
   Made.BroadcastKeyword = Setting.setterAt(Options.Version).str();
@@ -513,6 +599,14 @@ Buffers Frontend::classBuffers(TSNode Class, unsigned Depth,
       Result = either(Result,
                       nested(classBuffers(Known->second, Depth + 1, Why)));
       return;
+    }
+    if (auto [File, Rest] = imported(Qualified); File && Depth < 8) {
+      auto Imported = File->Classes.find(Rest);
+      if (Imported != File->Classes.end()) {
+        Result = either(Result, nested(File->classBuffers(Imported->second,
+                                                          Depth + 1, Why)));
+        return;
+      }
     }
     if (StringRef(Qualified).starts_with("torch.nn.")) {
       Result = either(Result, torchNNBuffers(Qualified, false, false));
@@ -730,6 +824,11 @@ Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
   auto Class = Classes.find(Name);
   if (Class != Classes.end())
     return classBuffers(Class->second, Depth + 1, Why);
+  if (auto [File, Rest] = imported(Name); File) {
+    auto Imported = File->Classes.find(Rest);
+    if (Imported != File->Classes.end())
+      return File->classBuffers(Imported->second, Depth + 1, Why);
+  }
   return Unknown("'" + text(Callee).str() + "' is not a module the checker "
                  "knows");
 }
@@ -746,6 +845,8 @@ std::string Frontend::bindingKey(TSNode N, const Scope &S) const {
 }
 
 const Binding *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
+  if (S.Owner && S.Owner != this)
+    return S.Owner->ddpBinding(Key, S);
   if (Key.starts_with("self.")) {
     auto Class = ClassAttributes.find(ts_node_start_byte(S.Class));
     if (Class == ClassAttributes.end())
@@ -868,6 +969,8 @@ bool Frontend::isGradFree(TSNode N, const Scope &S, unsigned Depth) const {
 }
 
 bool Frontend::isDDPValue(TSNode N, const Scope &S, Binding *Info) const {
+  if (S.Owner && S.Owner != this)
+    return S.Owner->isDDPValue(N, S, Info);
   if (isNull(N))
     return false;
   if (type(N) == "parenthesized_expression")
@@ -883,8 +986,11 @@ bool Frontend::isDDPValue(TSNode N, const Scope &S, Binding *Info) const {
       return isDDPValue(namedChild(field(N, "arguments"), 0), S, Info);
     // A factory of the file: build_model(), self.build_model().
     const Scope *Called = calledFunction(field(N, "function"), S);
-    auto It = Called ? Factories.find(Called->Name) : Factories.end();
-    if (It == Factories.end())
+    if (!Called)
+      return false;
+    const llvm::StringMap<Binding> &Made = Called->Owner->Factories;
+    auto It = Made.find(Called->Name);
+    if (It == Made.end())
       return false;
     if (Info)
       *Info = It->second;
@@ -905,8 +1011,10 @@ Scope *Frontend::calledFunction(TSNode Callee, const Scope &S) const {
     return Found;
   if (Scope *Found = Functions.lookup(S.Name + "." + Name))
     return Found;
-  const Partial *P = calledPartial(Callee, S);
-  return P ? P->Function : nullptr;
+  if (const Partial *P = calledPartial(Callee, S))
+    return P->Function;
+  auto [File, Rest] = imported(Name);
+  return File ? File->Functions.lookup(Rest) : nullptr;
 }
 
 
@@ -1002,6 +1110,8 @@ void Frontend::forEachCallArgument(TSNode Call, const Scope &Caller,
 
 const std::vector<Frontend::HelperForward> &
 Frontend::helperForwards(const Scope &Helper) {
+  if (Helper.Owner != this)
+    return Helper.Owner->helperForwards(Helper);
   auto [It, Inserted] = HelperForwards.try_emplace(&Helper);
   if (!Inserted)
     return It->second;
@@ -1634,7 +1744,10 @@ Lowering::Values Lowering::call(TSNode N) {
               (isNull(S.Class) || isNull(Helper->Class) ||
                !ts_node_eq(S.Class, Helper->Class)))
             continue;
-          const Binding *Shared = F.ddpBinding(Key, S);
+          // A global of the helper's file, when it is another.
+          const Binding *Shared = Helper->Owner != &F
+                                      ? F.ddpBinding(Key, *Helper)
+                                      : F.ddpBinding(Key, S);
           if (!Shared)
             continue;
           Bound = *Shared;
@@ -1695,8 +1808,9 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
     Found.Second = L.Sites[Second.Site];
     Found.First = First->first;
     Found.Backward = L.Sites[*Backward];
-    Found.Construction = L.ObjectBindings[Second.Object].Constructed;
     const Binding &Bound = L.ObjectBindings[Second.Object];
+    Found.Construction = Bound.Constructed;
+    Found.ConstructionFile = Bound.File;
     Found.BuffersAssumption = Bound.BuffersAssumption;
     Found.BroadcastKeyword = Bound.BroadcastKeyword;
     Found.BroadcastFix = Bound.BroadcastFix;
@@ -1716,19 +1830,19 @@ void collectErrors(TSNode N, std::vector<Position> &Errors) {
     collectErrors(ts_node_child(N, I), Errors);
 }
 
-CheckResult Frontend::run(TSNode Root) {
-  CheckResult Result;
-  collectErrors(Root, Result.SyntaxErrors);
+void Frontend::collectFile(TSNode Root) {
   auto Module = std::make_unique<Scope>();
+  Module->Owner = this;
   Module->Node = Root;
   Module->Name = "<module>";
   ModuleScope = Module.get();
   Scopes.push_back(std::move(Module));
   collect(Root, *ModuleScope, TSNode{}, "");
-  collectPartials();
-  // Each round binds at least one more name; a file has finitely many.
-  while (bindDDPNames()) {
-  }
+}
+
+CheckResult Frontend::findings(TSNode Root) {
+  CheckResult Result;
+  collectErrors(Root, Result.SyntaxErrors);
   for (auto &S : Scopes)
     analyse(*S, Result);
   llvm::sort(Result.Findings, [](const Finding &A, const Finding &B) {
@@ -1745,16 +1859,61 @@ CheckResult Frontend::run(TSNode Root) {
 
 } // namespace
 
-CheckResult checkSource(StringRef Source, const RuleSet &Rules,
-                        const CheckOptions &Options) {
+std::vector<CheckResult> checkSources(llvm::ArrayRef<SourceFile> Sources,
+                                      const RuleSet &Rules) {
   std::unique_ptr<TSParser, void (*)(TSParser *)> Parser(ts_parser_new(),
                                                          ts_parser_delete);
   ts_parser_set_language(Parser.get(), tree_sitter_python());
-  std::unique_ptr<TSTree, void (*)(TSTree *)> Tree(
-      ts_parser_parse_string(Parser.get(), nullptr, Source.data(),
-                             Source.size()),
-      ts_tree_delete);
-  return Frontend(Source, Rules, Options).run(ts_tree_root_node(Tree.get()));
+  using Tree = std::unique_ptr<TSTree, void (*)(TSTree *)>;
+  std::vector<Tree> Trees;
+  std::vector<std::unique_ptr<Frontend>> Frontends;
+  Run Files;
+  for (const SourceFile &File : Sources) {
+    Trees.emplace_back(ts_parser_parse_string(Parser.get(), nullptr,
+                                              File.Source.data(),
+                                              File.Source.size()),
+                       ts_tree_delete);
+    Files.Sources[Trees.back().get()] = File.Source;
+    Frontends.push_back(std::make_unique<Frontend>(
+        File.Path, File.Source, Trees.back().get(), Rules, File.Options,
+        Files));
+    // The module path, and every dotted name the file could be imported as.
+    StringRef Module = File.Path;
+    Module.consume_back(".py");
+    if (llvm::sys::path::filename(Module) == "__init__")
+      Module = llvm::sys::path::parent_path(Module);
+    Files.ByPath[Module] = Frontends.back().get();
+    std::string Name;
+    for (auto Part = llvm::sys::path::rbegin(Module),
+              End = llvm::sys::path::rend(Module);
+         Part != End && *Part != "/"; ++Part) {
+      Name = Name.empty() ? Part->str() : (*Part + "." + Name).str();
+      Files.ByName[Name].push_back(Frontends.back().get());
+    }
+  }
+  for (size_t I = 0; I < Sources.size(); ++I)
+    Frontends[I]->collectFile(ts_tree_root_node(Trees[I].get()));
+  for (auto &F : Frontends)
+    F->collectPartials();
+  // Each round binds at least one more name (a parameter of a helper of
+  // another file too); the files have finitely many.
+  for (bool Bound = true; Bound;) {
+    Bound = false;
+    for (auto &F : Frontends)
+      Bound |= F->bindDDPNames();
+  }
+  std::vector<CheckResult> Results;
+  for (size_t I = 0; I < Sources.size(); ++I)
+    Results.push_back(
+        Frontends[I]->findings(ts_tree_root_node(Trees[I].get())));
+  return Results;
+}
+
+CheckResult checkSource(StringRef Source, const RuleSet &Rules,
+                        const CheckOptions &Options) {
+  return std::move(
+      checkSources({SourceFile{"<source>.py", Source, Options}}, Rules)
+          .front());
 }
 
 } // namespace python

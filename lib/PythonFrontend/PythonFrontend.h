@@ -19,6 +19,7 @@
 #define DDPGUARD_PYTHONFRONTEND_PYTHONFRONTEND_H
 
 #include "Rules/RuleSet.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include <string>
 #include <vector>
@@ -57,8 +58,11 @@ struct Finding {
   Position Second;
   Position First;
   Position Backward;
-  /// Where the object was constructed (DistributedDataParallel(...)).
+  /// Where the object was constructed (DistributedDataParallel(...)), and
+  /// in which file (another file of the run when a factory or a helper of
+  /// it is followed); BroadcastFix edits that file.
   Position Construction;
+  std::string ConstructionFile;
   /// Why the wrapped module is assumed to have buffers (the checker could
   /// not follow it); empty when the file shows that it has them.
   std::string BuffersAssumption;
@@ -84,6 +88,23 @@ struct CheckResult {
   std::vector<Position> SyntaxErrors;
 };
 
+/// One file of a run: its absolute path (what names its module for the
+/// imports of the other files), its text, and the options it is judged by.
+struct SourceFile {
+  std::string Path;
+  llvm::StringRef Source;
+  CheckOptions Options;
+};
+
+/// Checks the files of one run together: a factory, a helper or a module
+/// class one file imports from another (`from models import build`,
+/// `from .train import step`, `import utils; utils.step(...)`) is followed
+/// there, and a DDP object passed to a helper of another file binds its
+/// parameter. One result per file, in order.
+std::vector<CheckResult> checkSources(llvm::ArrayRef<SourceFile> Files,
+                                      const RuleSet &Rules);
+
+/// One file on its own.
 CheckResult checkSource(llvm::StringRef Source, const RuleSet &Rules,
                         const CheckOptions &Options);
 

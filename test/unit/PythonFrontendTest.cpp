@@ -298,6 +298,76 @@ def main(net, a, b):
   EXPECT_EQ(R.Findings[1].Second.Column, 17u);
 }
 
+TEST(PythonFrontend, NamesImportedFromAnotherFileOfTheRunAreFollowed) {
+  static const RuleSet Rules = RuleSet::builtin();
+  CheckOptions Options;
+  Options.Version = *TorchVersion::parse("2.11.0");
+  const char Models[] = R"py(from torch.nn.parallel import DistributedDataParallel as DDP
+from torchvision.models import resnet50
+
+def build_model():
+    return DDP(resnet50())
+)py";
+  const char Utils[] = R"py(def encode(model, x):
+    return model(x)
+
+def train_step(model, a, b):
+    (model(a) + model(b)).sum().backward()
+)py";
+  const char Train[] = R"py(import utils
+from models import build_model
+from utils import encode, train_step
+
+model = build_model()
+(encode(model, a) + utils.encode(model, b)).sum().backward()
+train_step(model, a, b)
+)py";
+  const char Nets[] = R"py(from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(8)
+)py";
+  const char Run[] = R"py(from torch.nn.parallel import DistributedDataParallel as DDP
+from . import nets
+from .nets import Net
+
+first = DDP(Net())
+(first(a) + first(b)).sum().backward()
+second = DDP(nets.Net())
+(second(a) + second(b)).sum().backward()
+)py";
+  std::vector<CheckResult> R = checkSources(
+      {SourceFile{"/src/models.py", Models, Options},
+       SourceFile{"/src/utils.py", Utils, Options},
+       SourceFile{"/src/train.py", Train, Options},
+       SourceFile{"/src/pkg/__init__.py", "", Options},
+       SourceFile{"/src/pkg/nets.py", Nets, Options},
+       SourceFile{"/src/pkg/run.py", Run, Options}},
+      Rules);
+  ASSERT_EQ(R.size(), 6u);
+  EXPECT_TRUE(R[0].Findings.empty());
+  // The helper's two forwards, on the object train.py hands it.
+  ASSERT_EQ(R[1].Findings.size(), 1u);
+  EXPECT_EQ(R[1].Findings[0].Second.Line, 5u);
+  EXPECT_EQ(R[1].Findings[0].ConstructionFile, "/src/models.py");
+  EXPECT_EQ(R[1].Findings[0].Construction.Line, 5u);
+  // The helper called twice, by name and through the module.
+  ASSERT_EQ(R[2].Findings.size(), 1u);
+  EXPECT_EQ(R[2].Findings[0].Second.Line, 6u);
+  EXPECT_EQ(R[2].Findings[0].Second.Column, 21u);
+  EXPECT_EQ(R[2].Findings[0].ConstructionFile, "/src/models.py");
+  // Relative imports: the class has batch norm, no assumption is needed.
+  ASSERT_EQ(R[5].Findings.size(), 2u);
+  for (const Finding &F : R[5].Findings) {
+    EXPECT_EQ(F.BuffersAssumption, "");
+    EXPECT_EQ(F.ConstructionFile, "/src/pkg/run.py");
+  }
+  // On its own, train.py knows neither the factory nor the helpers.
+  EXPECT_TRUE(check(Train).Findings.empty());
+}
+
 TEST(PythonFrontend, OneForwardPerBackwardIsOk) {
   EXPECT_TRUE(check(R"py(
 from torch.nn.parallel import DistributedDataParallel as DDP

@@ -185,6 +185,10 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
                  std::vector<ClangTidyError> &Findings,
                  std::vector<FileProblem> &Errors, ContentStamps &Read) {
   std::map<std::string, unsigned> SyntaxErrors;
+  // Every file first, so that names one imports from another are followed.
+  std::vector<std::unique_ptr<MemoryBuffer>> Buffers;
+  std::vector<JudgedTorch> Judgements;
+  std::vector<python::SourceFile> Sources;
   for (const std::string &File : Files) {
     auto Buffer = MemoryBuffer::getFile(File);
     if (!Buffer) {
@@ -194,12 +198,21 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
     StringRef Text = (*Buffer)->getBuffer();
     Read.record(resolvedPath(File), ContentStamp::of(Text));
     std::optional<FileProblem> Problem;
-    JudgedTorch Judged = Judge.judge(File, Problem);
+    Judgements.push_back(Judge.judge(File, Problem));
     if (Problem)
       Errors.push_back(*Problem);
     python::CheckOptions Options;
-    Options.Version = Judged.Version;
-    python::CheckResult Result = python::checkSource(Text, Rules, Options);
+    Options.Version = Judgements.back().Version;
+    Sources.push_back({File, Text, Options});
+    Buffers.push_back(std::move(*Buffer));
+  }
+  std::vector<python::CheckResult> Results =
+      python::checkSources(Sources, Rules);
+  for (size_t I = 0; I < Sources.size(); ++I) {
+    const std::string &File = Sources[I].Path;
+    StringRef Text = Sources[I].Source;
+    const JudgedTorch &Judged = Judgements[I];
+    const python::CheckResult &Result = Results[I];
     SyntaxErrors[File] = Result.SyntaxErrors.size();
     for (const python::Position &At : Result.SyntaxErrors)
       Errors.push_back(
@@ -217,44 +230,46 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
               ": DDP broadcasts buffers before every forward and overwrites "
               "the buffers that forward saved for backward",
           File, F.Second.Offset);
-      auto Note = [&](const std::string &Message, const python::Position &At) {
-        E.Notes.push_back(message(Message, File, At.Offset));
+      auto Note = [&](const std::string &Message, const python::Position &At,
+                      const std::string &In) {
+        E.Notes.push_back(message(Message, In, At.Offset));
       };
       if (F.SameForwardInALoop)
         Note("the same forward ran in an earlier iteration of a loop; its "
              "saved buffers are overwritten",
-             F.Second);
+             F.Second, File);
       else
         Note("earlier forward on '" + F.Object +
                  "' is here; its saved buffers are overwritten",
-             F.First);
-      Note("the backward that fails is here", F.Backward);
+             F.First, File);
+      Note("the backward that fails is here", F.Backward, File);
       const WrapperRule *Rule = Rules.find(PyTorchDDP);
       Note("'" + F.Object + "' is constructed here and broadcasts buffers "
                "before every forward ('" +
                Rule->Broadcast.nameAt(Judged.Version) +
                "' is not set to False)",
-           F.Construction);
+           F.Construction, F.ConstructionFile);
       if (!F.BuffersAssumption.empty())
         Note("assuming the forward saves a buffer for backward: " +
                  F.BuffersAssumption,
-             F.Construction);
-      Note("judged by " + Judged.Description, F.Second);
+             F.Construction, F.ConstructionFile);
+      Note("judged by " + Judged.Description, F.Second, File);
       if (const std::optional<TorchVersion> &From =
               Rule->PreservesVersionCountersFrom)
         Note("or upgrade to torch " + From->str() +
                  " or later: there DistributedDataParallel puts the buffers' "
                  "version counters back after its broadcast, and these "
                  "forwards no longer fail",
-             F.Second);
+             F.Second, File);
       const python::Edit &Fix = F.BroadcastFix;
-      cantFail(E.Message.Fix[File].add(clang::tooling::Replacement(
-          File, Fix.Offset, Fix.Length, Fix.Text)));
+      cantFail(E.Message.Fix[F.ConstructionFile].add(
+          clang::tooling::Replacement(F.ConstructionFile, Fix.Offset,
+                                      Fix.Length, Fix.Text)));
       Note(tidy::MultipleForwardBeforeBackwardCheck::broadcastFixNote(
                F.BroadcastKeyword) +
                ": each rank then keeps its own running statistics, no longer "
                "rank 0's (BatchNorm's running_mean and running_var)",
-           F.Second);
+           F.Second, File);
       Findings.push_back(std::move(E));
     }
   }
