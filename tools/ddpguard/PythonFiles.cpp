@@ -28,20 +28,27 @@ bool isPythonFile(StringRef Path) {
   return sys::path::extension(Path) == ".py";
 }
 
-std::vector<std::string> pythonFilesUnder(StringRef Dir) {
+std::vector<std::string> pythonFilesUnder(StringRef Dir, PythonConfigs &Configs,
+                                          bool &AnyExcluded) {
   std::vector<std::string> Found;
   std::error_code EC;
   for (sys::fs::recursive_directory_iterator It(Dir, EC), End; It != End && !EC;
        It.increment(EC)) {
     StringRef Path = It->path();
     StringRef Name = sys::path::filename(Path);
-    if (It->type() == sys::fs::file_type::directory_file) {
-      if (Name.starts_with(".") || Name == "__pycache__" ||
-          sys::fs::exists(Path + "/pyvenv.cfg"))
+    bool Folder = It->type() == sys::fs::file_type::directory_file;
+    if (Folder && (Name.starts_with(".") || Name == "__pycache__" ||
+                   sys::fs::exists(Path + "/pyvenv.cfg"))) {
+      It.no_push();
+      continue;
+    }
+    if ((Folder || isPythonFile(Path)) && Configs.excluded(Path)) {
+      AnyExcluded = true;
+      if (Folder)
         It.no_push();
       continue;
     }
-    if (isPythonFile(Path))
+    if (!Folder && isPythonFile(Path))
       Found.push_back(Path.str());
   }
   llvm::sort(Found);
@@ -81,7 +88,7 @@ static std::optional<TorchVersion> pinIn(StringRef Name, StringRef Text) {
   return std::nullopt;
 }
 
-JudgedTorch TorchVersionJudge::judge(StringRef File,
+JudgedTorch TorchVersionJudge::judge(StringRef File, const PythonConfig &Config,
                                      std::optional<FileProblem> &Problem) {
   if (Override)
     return {*Override, "torch " + Override->str() + ", from --torch-version"};
@@ -119,6 +126,9 @@ JudgedTorch TorchVersionJudge::judge(StringRef File,
     if (FromPython)
       return *FromPython;
   }
+  if (Config.Torch)
+    return {*Config.Torch,
+            "torch " + Config.Torch->str() + ", from " + Config.Origin};
   SmallString<256> Dir(sys::path::parent_path(File));
   const char *Names[] = {"uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock",
                          "pyproject.toml"};
@@ -181,7 +191,7 @@ static bool suppressed(StringRef Text, unsigned Offset) {
 
 std::map<std::string, unsigned>
 checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
-                 TorchVersionJudge &Judge,
+                 TorchVersionJudge &Judge, PythonConfigs &Configs,
                  std::vector<ClangTidyError> &Findings,
                  std::vector<FileProblem> &Errors, ContentStamps &Read) {
   std::map<std::string, unsigned> SyntaxErrors;
@@ -193,12 +203,14 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
     }
     StringRef Text = (*Buffer)->getBuffer();
     Read.record(resolvedPath(File), ContentStamp::of(Text));
+    const PythonConfig &Config = Configs.forFile(File);
     std::optional<FileProblem> Problem;
-    JudgedTorch Judged = Judge.judge(File, Problem);
+    JudgedTorch Judged = Judge.judge(File, Config, Problem);
     if (Problem)
       Errors.push_back(*Problem);
     python::CheckOptions Options;
     Options.Version = Judged.Version;
+    Options.AssumeModulesHaveBuffers = Config.AssumeModulesHaveBuffers;
     python::CheckResult Result = python::checkSource(Text, Rules, Options);
     SyntaxErrors[File] = Result.SyntaxErrors.size();
     for (const python::Position &At : Result.SyntaxErrors)
@@ -207,7 +219,7 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
                      ", column " + std::to_string(At.Column) +
                      " (the rest of the file was checked)"});
     for (const python::Finding &F : Result.Findings) {
-      if (suppressed(Text, F.Second.Offset))
+      if (Config.ignores(CheckName) || suppressed(Text, F.Second.Offset))
         continue;
       ClangTidyError E(CheckName, ClangTidyError::Warning, "", false);
       E.Message = message(
