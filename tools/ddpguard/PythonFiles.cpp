@@ -249,7 +249,9 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
            F.Construction);
       if (!F.BuffersAssumption.empty())
         Note("assuming the forward saves a buffer for backward: " +
-                 F.BuffersAssumption,
+                 F.BuffersAssumption +
+                 " (assume-modules-have-buffers = false in [tool.ddpguard] "
+                 "reports no such module)",
              F.Construction);
       Note("judged by " + Judged.Description, F.Second);
       if (const std::optional<TorchVersion> &From =
