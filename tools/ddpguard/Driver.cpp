@@ -160,6 +160,12 @@ static cl::opt<std::string> TorchVersionOption(
     cl::desc("Judge Python files by this torch version (default: that of "
              "--python, else the project's exact torch pin, else 2.11.0)"),
     cl::value_desc("X.Y.Z"), cl::cat(Category));
+static cl::opt<bool> ForceExclude(
+    "force-exclude",
+    cl::desc("Skip the Python files named on the command line that the "
+             "exclude of their [tool.ddpguard] matches, as ruff's "
+             "--force-exclude (for pre-commit, which names every file)"),
+    cl::cat(Category));
 static cl::opt<std::string> PythonInterpreter(
     "python",
     cl::desc("Judge Python files by the torch this interpreter imports"),
@@ -671,7 +677,8 @@ int main(int argc, const char **argv) {
   PythonConfigs Configs;
   for (const std::string &Path : SourcePaths) {
     if (isPythonFile(Path)) {
-      PythonPaths.push_back(Path);
+      if (!ForceExclude || !Configs.excludedWithFolders(Path))
+        PythonPaths.push_back(Path);
       continue;
     }
     if (sys::fs::is_directory(Path)) {

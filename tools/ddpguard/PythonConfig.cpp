@@ -243,6 +243,20 @@ bool PythonConfigs::excluded(StringRef Path) {
   });
 }
 
+bool PythonConfigs::excludedWithFolders(StringRef File) {
+  std::string Absolute = absolutePath(File);
+  const PythonConfig &Config = forFile(Absolute);
+  if (Config.Path.empty())
+    return false;
+  StringRef Root = sys::path::parent_path(Config.Path);
+  for (StringRef Path = Absolute;
+       Path.size() > Root.size() && Path.starts_with(Root);
+       Path = sys::path::parent_path(Path))
+    if (excluded(Path))
+      return true;
+  return false;
+}
+
 std::vector<FileProblem> PythonConfigs::takeErrors() {
   return std::exchange(Errors, {});
 }

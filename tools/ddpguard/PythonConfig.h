@@ -69,6 +69,10 @@ public:
   /// Whether Path (a file or folder met while walking a folder) matches an
   /// exclude pattern of the configuration of the folder holding it.
   bool excluded(llvm::StringRef Path);
+  /// Whether File or a folder above it, up to its configuration's folder,
+  /// is excluded: --force-exclude's test for the files named on the
+  /// command line, as pre-commit names them.
+  bool excludedWithFolders(llvm::StringRef File);
   /// The errors of the configuration files read so far, each once; those
   /// returned before are not returned again.
   std::vector<FileProblem> takeErrors();
