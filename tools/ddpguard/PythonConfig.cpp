@@ -36,9 +36,9 @@ public:
     std::string Message;
   };
 
-  KeyReader(PythonConfig &Config, StringRef Folder,
+  KeyReader(PythonConfig &Config, StringRef Folder, bool Dotfile,
             std::vector<Problem> &Problems)
-      : Config(Config), Folder(Folder), Problems(Problems) {}
+      : Config(Config), Folder(Folder), Dotfile(Dotfile), Problems(Problems) {}
 
   void read(const toml::table &Table) {
     for (auto &&[Key, Value] : Table) {
@@ -51,6 +51,9 @@ public:
         readAssume(Value);
       else if (Name == "ignore")
         readIgnore(Value);
+      else if (Name == "tool" && Dotfile)
+        error(Key.source(), "a .ddpguard holds the keys themselves, without "
+                            "a [tool.ddpguard] header");
       else
         error(Key.source(),
               "unknown key '" + std::string(Name) +
@@ -149,6 +152,7 @@ private:
 
   PythonConfig &Config;
   StringRef Folder;
+  bool Dotfile;
   std::vector<Problem> &Problems;
 };
 
@@ -202,7 +206,7 @@ std::optional<PythonConfig> PythonConfigs::readIn(StringRef Folder) {
     }
     // The table's keys come sorted by name; its errors, by line.
     std::vector<KeyReader::Problem> Problems;
-    KeyReader(Config, Folder, Problems).read(*Table);
+    KeyReader(Config, Folder, Dotfile, Problems).read(*Table);
     llvm::stable_sort(Problems, [](const auto &A, const auto &B) {
       return std::pair(A.Line, A.Column) < std::pair(B.Line, B.Column);
     });
