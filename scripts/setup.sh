@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what ddpguard needs, idempotently (quick when all is there):
 #  - Debian 12 packages: LLVM/Clang 19 with clang-tidy, clangd and libFuzzer, CMake,
-#    Ninja, ccache, GoogleTest, Python's venv, and Gloo's headers (torch's
-#    wheel ships c10d's ProcessGroupGloo.hpp but not the gloo/ it includes);
+#    Ninja, ccache, GoogleTest, Python's venv, toml++ (the CLI reads
+#    [tool.ddpguard] with it), and Gloo's headers (torch's wheel ships
+#    c10d's ProcessGroupGloo.hpp but not the gloo/ it includes);
 #  - a project-local virtual environment .venv with the pinned packages of
 #    scripts/requirements.txt (torch==2.11.0: LibTorch, torchrun and PyTorch's
 #    DDP), the default LibTorch;
@@ -59,7 +60,7 @@ packages=(
   cmake ninja-build ccache g++ python3 python3-venv git
   llvm-19-dev libclang-19-dev clang-19 clang-tidy-19 clangd-19 llvm-19-tools
   clang-tools-19 libclang-rt-19-dev libgrpc++-dev libprotobuf-dev neovim
-  libgtest-dev libgmock-dev libgloo-dev
+  libgtest-dev libgmock-dev libgloo-dev libtomlplusplus-dev
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GitHub action's step (action.yml): ddpguard --diff on the changed C++
-# sources of a pull request or push. Reads the inputs from DDPGUARD_*
+# sources and Python files of a pull request or push (Python files need no
+# build directory; their [tool.ddpguard] exclude holds, --force-exclude). Reads the inputs from DDPGUARD_*
 # variables and GitHub's GITHUB_WORKSPACE, GITHUB_BASE_REF, GITHUB_OUTPUT and
 # GITHUB_STEP_SUMMARY; writes the SARIF log and the rdjsonl file, annotates
 # the findings in the log (::warning) and sets the outputs sarif-file,
@@ -24,14 +25,15 @@ absolute() {
   esac
 }
 
-[[ -n ${DDPGUARD_BUILD_DIR:-} ]] || fail "the input build-dir is required"
-build=$(absolute "$DDPGUARD_BUILD_DIR")
+# Without a build directory only Python files are checked.
+build=
+[[ -z ${DDPGUARD_BUILD_DIR:-} ]] || build=$(absolute "$DDPGUARD_BUILD_DIR")
 sarif=$(absolute "${DDPGUARD_SARIF_FILE:-ddpguard.sarif}")
 rdjsonl=$(absolute "${DDPGUARD_RDJSONL_FILE:-ddpguard.rdjsonl}")
 sources=${DDPGUARD_SOURCES:-changed}
 [[ $sources == changed || $sources == all ]] ||
   fail "the input sources is 'changed' or 'all', not '$sources'"
-[[ -f $build/compile_commands.json ]] ||
+[[ -z $build || -f $build/compile_commands.json ]] ||
   fail "$build/compile_commands.json does not exist (configure with CMAKE_EXPORT_COMPILE_COMMANDS=ON first)"
 command -v "$ddpguard" >/dev/null 2>&1 ||
   fail "'$ddpguard' not found: put ddpguard on PATH or give the input ddpguard"
@@ -58,43 +60,64 @@ base=$(git merge-base "$commit" HEAD) ||
   fail "'$ref' and HEAD have no merge base (check out with fetch-depth: 0)"
 
 # The sources to check: those the compilation database holds, changed since
-# the base (sources=changed) or all of them.
+# the base (sources=changed) or all of them; and the changed Python files (a
+# Python finding lies in the file that changed). C++ sources changed without
+# a build directory are named, unchecked.
 files=()
+cxx_files=0
+unchecked=0
 while IFS= read -r -d '' file; do
-  files+=("$file")
-done < <(python3 - "$build/compile_commands.json" "$base" "$sources" <<'PY'
+  case $file in
+    C:*) files+=("${file#C:}") && ((++cxx_files)) ;;
+    P:*) files+=("${file#P:}") ;;
+    U:*) ((++unchecked)) ;;
+  esac
+done < <(python3 - "$build" "$base" "$sources" <<'PY'
 import json, os, subprocess, sys
-database, base, which = sys.argv[1:4]
+build, base, which = sys.argv[1:4]
 held = {}
-for entry in json.load(open(database, encoding="utf-8")):
-    path = os.path.join(entry.get("directory", ""), entry["file"])
-    held.setdefault(os.path.realpath(path), os.path.normpath(path))
+if build:
+    for entry in json.load(open(os.path.join(build, "compile_commands.json"),
+                                encoding="utf-8")):
+        path = os.path.join(entry.get("directory", ""), entry["file"])
+        held.setdefault(os.path.realpath(path), os.path.normpath(path))
+top = subprocess.run(["git", "rev-parse", "--show-toplevel"], check=True,
+                     stdout=subprocess.PIPE, text=True).stdout.strip()
+names = [n for n in subprocess.run(
+    ["git", "diff", "--name-only", "-z", "--no-renames", "--diff-filter=d",
+     base, "--"], check=True, stdout=subprocess.PIPE, text=True,
+    cwd=top).stdout.split("\0") if n]
+changed = {os.path.realpath(os.path.join(top, n)): os.path.join(top, n) for n in names}
 if which == "all":
     chosen = sorted(held.values())
 else:
-    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], check=True,
-                         stdout=subprocess.PIPE, text=True).stdout.strip()
-    names = subprocess.run(
-        ["git", "diff", "--name-only", "-z", "--no-renames", "--diff-filter=d",
-         base, "--"], check=True, stdout=subprocess.PIPE, text=True,
-        cwd=top).stdout.split("\0")
-    chosen = sorted({held[os.path.realpath(os.path.join(top, n))] for n in names
-                     if n and os.path.realpath(os.path.join(top, n)) in held})
-for path in chosen:
-    sys.stdout.write(path + "\0")
+    chosen = sorted({held[path] for path in changed if path in held})
+python = sorted(changed[path] for path in changed if path.endswith(".py"))
+cxx = (".cpp", ".cc", ".cxx", ".c++", ".C", ".cu")
+unchecked = [path for path in changed if path.endswith(cxx) and path not in held]
+for prefix, paths in (("C", chosen), ("P", python), ("U", [] if build else unchecked)):
+    for path in paths:
+        sys.stdout.write(f"{prefix}:{path}\0")
 PY
 )
 echo "ddpguard: ${#files[@]} source(s) to check, changes since $base"
+if ((unchecked > 0)); then
+  echo "::notice title=ddpguard::$unchecked changed C++ source(s) not checked: give the input build-dir (the directory of compile_commands.json) to check them"
+fi
 
 options=()
 read -r -a options <<<"${DDPGUARD_ARGS:-}"
 mkdir -p "$(dirname "$sarif")" "$(dirname "$rdjsonl")"
+# The database only where C++ sources are checked.
+database=()
+((cxx_files == 0)) || database=(-p "$build")
 status=0
 if ((${#files[@]} > 0)); then
-  "$ddpguard" --diff="$base" -p "$build" --format=sarif "${options[@]}" "${files[@]}" >"$sarif" || status=$?
+  "$ddpguard" --diff="$base" "${database[@]}" --force-exclude --format=sarif "${options[@]}" \
+    "${files[@]}" >"$sarif" || status=$?
   rdjsonl_status=0
-  "$ddpguard" --diff="$base" -p "$build" --format=rdjsonl "${options[@]}" "${files[@]}" \
-    >"$rdjsonl" 2>/dev/null || rdjsonl_status=$?
+  "$ddpguard" --diff="$base" "${database[@]}" --force-exclude --format=rdjsonl "${options[@]}" \
+    "${files[@]}" >"$rdjsonl" 2>/dev/null || rdjsonl_status=$?
   ((rdjsonl_status <= status)) || status=$rdjsonl_status
 else
   # Nothing to check: an empty log (code scanning then closes what was fixed).

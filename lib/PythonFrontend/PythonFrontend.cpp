@@ -488,8 +488,10 @@ Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule,
   });
   std::string Why;
   Buffers Has = moduleBuffers(Module, S, 0, Why);
-  // An unknown module may have buffers: the safe side, said in a note.
-  Info.HasBuffers = Has != Buffers::No && Has != Buffers::IfInputRequiresGrad;
+  // An unknown module may have buffers: the safe side, said in a note,
+  // unless the options say otherwise.
+  Info.HasBuffers = Has == Buffers::Yes ||
+                    (Has == Buffers::Unknown && Options.AssumeModulesHaveBuffers);
   // The setting as the version spells it; the newer keyword wins when both
   // are given, as in PyTorch 2.13.
   const BroadcastSetting &Setting = Rule.Broadcast;

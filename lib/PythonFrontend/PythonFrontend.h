@@ -78,6 +78,9 @@ struct Finding {
 struct CheckOptions {
   /// The PyTorch version the findings are judged by.
   TorchVersion Version = OldestSupportedTorch;
+  /// A wrapped module the file does not show to have or lack buffers is
+  /// assumed to have them (the finding says why); false: not reported.
+  bool AssumeModulesHaveBuffers = true;
 };
 
 struct CheckResult {

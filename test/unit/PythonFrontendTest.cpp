@@ -541,4 +541,20 @@ TEST(PythonFrontendBuffers, WhatCannotBeFollowedIsAssumedAndSaid) {
             "does not follow");
 }
 
+TEST(PythonFrontendBuffers, WithoutTheAssumptionOnlyModulesShownToHaveThem) {
+  static const RuleSet Rules = RuleSet::builtin();
+  CheckOptions Options;
+  Options.AssumeModulesHaveBuffers = false;
+  auto Findings = [&](const std::string &Module) {
+    return checkSource("from torch.nn.parallel import "
+                       "DistributedDataParallel as DDP\nimport torch.nn as nn\n"
+                       "model = DDP(" + Module +
+                           ")\n(model(a) + model(b)).sum().backward()\n",
+                       Rules, Options)
+        .Findings.size();
+  };
+  EXPECT_EQ(Findings("timm.create_model('resnet50')"), 0u);
+  EXPECT_EQ(Findings("nn.BatchNorm1d(4)"), 1u);
+}
+
 } // namespace

@@ -160,6 +160,12 @@ static cl::opt<std::string> TorchVersionOption(
     cl::desc("Judge Python files by this torch version (default: that of "
              "--python, else the project's exact torch pin, else 2.11.0)"),
     cl::value_desc("X.Y.Z"), cl::cat(Category));
+static cl::opt<bool> ForceExclude(
+    "force-exclude",
+    cl::desc("Skip the Python files named on the command line that the "
+             "exclude of their [tool.ddpguard] matches, as ruff's "
+             "--force-exclude (for pre-commit, which names every file)"),
+    cl::cat(Category));
 static cl::opt<std::string> PythonInterpreter(
     "python",
     cl::desc("Judge Python files by the torch this interpreter imports"),
@@ -668,15 +674,19 @@ int main(int argc, const char **argv) {
   // stands for the Python files under it too, and only for them when it
   // holds no C++ source.
   std::vector<std::string> PythonPaths, CppPaths;
+  PythonConfigs Configs;
   for (const std::string &Path : SourcePaths) {
     if (isPythonFile(Path)) {
-      PythonPaths.push_back(Path);
+      if (!ForceExclude || !Configs.excludedWithFolders(Path))
+        PythonPaths.push_back(Path);
       continue;
     }
     if (sys::fs::is_directory(Path)) {
-      std::vector<std::string> Under = pythonFilesUnder(Path);
+      bool AnyExcluded = false;
+      std::vector<std::string> Under =
+          pythonFilesUnder(Path, Configs, AnyExcluded);
       llvm::append_range(PythonPaths, Under);
-      if (!Under.empty() && sourcesUnder(Path).empty())
+      if ((!Under.empty() || AnyExcluded) && sourcesUnder(Path).empty())
         continue;
     }
     CppPaths.push_back(Path);
@@ -874,7 +884,11 @@ int main(int argc, const char **argv) {
     cantFail(PythonRules.addFile(File)); // Loaded without error above.
   TorchVersionJudge Judge(TorchOverride, PythonInterpreter);
   std::map<std::string, unsigned> PythonSyntaxErrors = checkPythonFiles(
-      PythonFiles, PythonRules, Judge, Findings, Errors, Parsed);
+      PythonFiles, PythonRules, Judge, Configs, Findings, Errors, Parsed);
+  for (FileProblem &P : Configs.takeErrors()) {
+    Errors.push_back(std::move(P));
+    ConfigBroken = true;
+  }
 
   // --diff, --line-filter: what is not on a selected line is not reported,
   // fixed or exported, and does not fail the run.
@@ -940,7 +954,7 @@ int main(int argc, const char **argv) {
       FileResult PythonAgain;
       std::vector<FileProblem> PythonProblems;
       for (const auto &[File, Count] :
-           checkPythonFiles(PythonFiles, PythonRules, Judge,
+           checkPythonFiles(PythonFiles, PythonRules, Judge, Configs,
                             PythonAgain.Findings, PythonProblems, Rechecked))
         if (Count > PythonSyntaxErrors[File]) {
           FileResult Broken;

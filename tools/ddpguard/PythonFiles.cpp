@@ -28,20 +28,27 @@ bool isPythonFile(StringRef Path) {
   return sys::path::extension(Path) == ".py";
 }
 
-std::vector<std::string> pythonFilesUnder(StringRef Dir) {
+std::vector<std::string> pythonFilesUnder(StringRef Dir, PythonConfigs &Configs,
+                                          bool &AnyExcluded) {
   std::vector<std::string> Found;
   std::error_code EC;
   for (sys::fs::recursive_directory_iterator It(Dir, EC), End; It != End && !EC;
        It.increment(EC)) {
     StringRef Path = It->path();
     StringRef Name = sys::path::filename(Path);
-    if (It->type() == sys::fs::file_type::directory_file) {
-      if (Name.starts_with(".") || Name == "__pycache__" ||
-          sys::fs::exists(Path + "/pyvenv.cfg"))
+    bool Folder = It->type() == sys::fs::file_type::directory_file;
+    if (Folder && (Name.starts_with(".") || Name == "__pycache__" ||
+                   sys::fs::exists(Path + "/pyvenv.cfg"))) {
+      It.no_push();
+      continue;
+    }
+    if ((Folder || isPythonFile(Path)) && Configs.excluded(Path)) {
+      AnyExcluded = true;
+      if (Folder)
         It.no_push();
       continue;
     }
-    if (isPythonFile(Path))
+    if (!Folder && isPythonFile(Path))
       Found.push_back(Path.str());
   }
   llvm::sort(Found);
@@ -81,7 +88,7 @@ static std::optional<TorchVersion> pinIn(StringRef Name, StringRef Text) {
   return std::nullopt;
 }
 
-JudgedTorch TorchVersionJudge::judge(StringRef File,
+JudgedTorch TorchVersionJudge::judge(StringRef File, const PythonConfig &Config,
                                      std::optional<FileProblem> &Problem) {
   if (Override)
     return {*Override, "torch " + Override->str() + ", from --torch-version"};
@@ -119,6 +126,9 @@ JudgedTorch TorchVersionJudge::judge(StringRef File,
     if (FromPython)
       return *FromPython;
   }
+  if (Config.Torch)
+    return {*Config.Torch,
+            "torch " + Config.Torch->str() + ", from " + Config.Origin};
   SmallString<256> Dir(sys::path::parent_path(File));
   const char *Names[] = {"uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock",
                          "pyproject.toml"};
@@ -181,7 +191,7 @@ static bool suppressed(StringRef Text, unsigned Offset) {
 
 std::map<std::string, unsigned>
 checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
-                 TorchVersionJudge &Judge,
+                 TorchVersionJudge &Judge, PythonConfigs &Configs,
                  std::vector<ClangTidyError> &Findings,
                  std::vector<FileProblem> &Errors, ContentStamps &Read) {
   std::map<std::string, unsigned> SyntaxErrors;
@@ -197,12 +207,14 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
     }
     StringRef Text = (*Buffer)->getBuffer();
     Read.record(resolvedPath(File), ContentStamp::of(Text));
+    const PythonConfig &Config = Configs.forFile(File);
     std::optional<FileProblem> Problem;
-    Judgements.push_back(Judge.judge(File, Problem));
+    Judgements.push_back(Judge.judge(File, Config, Problem));
     if (Problem)
       Errors.push_back(*Problem);
     python::CheckOptions Options;
     Options.Version = Judgements.back().Version;
+    Options.AssumeModulesHaveBuffers = Config.AssumeModulesHaveBuffers;
     Sources.push_back({File, Text, Options});
     Buffers.push_back(std::move(*Buffer));
   }
@@ -213,6 +225,7 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
     StringRef Text = Sources[I].Source;
     const JudgedTorch &Judged = Judgements[I];
     const python::CheckResult &Result = Results[I];
+    const PythonConfig &Config = Configs.forFile(File);
     SyntaxErrors[File] = Result.SyntaxErrors.size();
     for (const python::Position &At : Result.SyntaxErrors)
       Errors.push_back(
@@ -220,7 +233,7 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
                      ", column " + std::to_string(At.Column) +
                      " (the rest of the file was checked)"});
     for (const python::Finding &F : Result.Findings) {
-      if (suppressed(Text, F.Second.Offset))
+      if (Config.ignores(CheckName) || suppressed(Text, F.Second.Offset))
         continue;
       ClangTidyError E(CheckName, ClangTidyError::Warning, "", false);
       E.Message = message(
@@ -251,7 +264,9 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
            F.Construction, F.ConstructionFile);
       if (!F.BuffersAssumption.empty())
         Note("assuming the forward saves a buffer for backward: " +
-                 F.BuffersAssumption,
+                 F.BuffersAssumption +
+                 " (assume-modules-have-buffers = false in [tool.ddpguard] "
+                 "reports no such module)",
              F.Construction, F.ConstructionFile);
       Note("judged by " + Judged.Description, F.Second, File);
       if (const std::optional<TorchVersion> &From =

@@ -3,8 +3,9 @@
 // `ddpguard train.py src/`: .py files need no compilation database. Each is
 // checked by the Python frontend (lib/PythonFrontend/), judged by the torch
 // version of --torch-version, else of the interpreter --python names, else
-// of the project's pins (requirements*.txt, pyproject.toml, lock files,
-// searched upwards from the file), else the oldest supported one. Findings
+// the torch-version of its configuration (PythonConfig.h), else of the
+// project's pins (requirements*.txt, pyproject.toml, lock files, searched
+// upwards from the file), else the oldest supported one. Findings
 // become the same ClangTidyErrors the C++ check makes, so every output
 // format, --diff and the exit status treat them alike; a `# noqa` comment on
 // the warning's line (bare, or naming the check) suppresses one.
@@ -15,6 +16,7 @@
 #define DDPGUARD_TOOLS_PYTHONFILES_H
 
 #include "FixWriter.h"
+#include "PythonConfig.h"
 #include "Report.h"
 #include "Rules/RuleSet.h"
 #include "llvm/ADT/StringRef.h"
@@ -27,9 +29,13 @@ namespace ddpguard {
 
 bool isPythonFile(llvm::StringRef Path);
 
-/// The .py files under Dir, sorted; hidden folders and virtual environments
-/// (a folder holding pyvenv.cfg) are skipped, as ruff skips them.
-std::vector<std::string> pythonFilesUnder(llvm::StringRef Dir);
+/// The .py files under Dir, sorted; hidden folders, virtual environments (a
+/// folder holding pyvenv.cfg) and what the configuration excludes are
+/// skipped, as ruff skips them. AnyExcluded: whether the configuration
+/// excluded something.
+std::vector<std::string> pythonFilesUnder(llvm::StringRef Dir,
+                                          PythonConfigs &Configs,
+                                          bool &AnyExcluded);
 
 /// The torch version a file is judged by, and where it came from.
 struct JudgedTorch {
@@ -46,7 +52,8 @@ public:
 
   /// Errors (an interpreter that does not run or has no torch) are returned
   /// once, in Problem.
-  JudgedTorch judge(llvm::StringRef File, std::optional<FileProblem> &Problem);
+  JudgedTorch judge(llvm::StringRef File, const PythonConfig &Config,
+                    std::optional<FileProblem> &Problem);
 
 private:
   std::optional<TorchVersion> Override;
@@ -55,13 +62,15 @@ private:
   bool PythonAsked = false;
 };
 
-/// Checks each of Files (absolute paths) and appends its findings, each
+/// Checks each of Files (absolute paths) under its configuration (the
+/// configuration files' errors stay in Configs) and appends its findings, each
 /// with the broadcast fix (the keyword set to False at the construction),
 /// and the problems that kept a file from being checked; records what each
 /// file held in Read, so that --fix writes only over that. Returns the
 /// number of syntax errors per file.
 std::map<std::string, unsigned> checkPythonFiles(const std::vector<std::string> &Files,
                           const RuleSet &Rules, TorchVersionJudge &Judge,
+                          PythonConfigs &Configs,
                           std::vector<clang::tidy::ClangTidyError> &Findings,
                           std::vector<FileProblem> &Errors,
                           ContentStamps &Read);

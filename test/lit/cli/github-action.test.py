@@ -185,4 +185,36 @@ status, log, outputs = run_action("nodb", {"build-dir": "nowhere"}, dict(pr))
 assert status == 2 and "::error title=ddpguard::" in log and "compile_commands.json" in log, log
 status, log, outputs = run_action("nobase", {"build-dir": "build"}, {})
 assert status == 2 and "no base to compare with" in log, log
+
+# A Python project, no build-dir: the changed Python files are checked (the
+# finding of an unchanged one is not reported, what [tool.ddpguard] excludes
+# is not checked), a changed C++ source is named as unchecked.
+py_upstream = os.path.join(tmp, "py-upstream")
+os.makedirs(os.path.join(py_upstream, "generated"))
+git("init", "-q", "-b", "main", cwd=py_upstream)
+put(py_upstream, "train.py", os.path.join(inputs, "python", "one_forward.py"))
+put(py_upstream, "old.py", os.path.join(inputs, "python", "two_view.py"))
+put(py_upstream, "tool.cpp", os.path.join(inputs, "cli", "clean.cpp"))
+with open(os.path.join(py_upstream, "pyproject.toml"), "w") as f:
+    f.write('[tool.ddpguard]\nexclude = ["generated"]\n')
+git("add", ".", cwd=py_upstream)
+git("commit", "-q", "-m", "base", cwd=py_upstream)
+git("checkout", "-q", "-b", "feature", cwd=py_upstream)
+put(py_upstream, "train.py", os.path.join(inputs, "python", "two_view.py"))
+put(py_upstream, os.path.join("generated", "gen.py"), os.path.join(inputs, "python", "two_view.py"))
+put(py_upstream, "tool.cpp", os.path.join(inputs, "cli", "two-views.cpp"))
+git("add", ".", cwd=py_upstream)
+git("commit", "-q", "-m", "feature", cwd=py_upstream)
+workspace = os.path.join(tmp, "py-workspace")
+git("clone", "-q", "-b", "feature", py_upstream, workspace, cwd=tmp)
+status, log, outputs = run_action("python", {}, dict(pr))
+assert status == 0 and outputs["findings"] == "1", (status, log)
+assert "2 source(s) to check" in log, log
+assert "::warning file=train.py,line=8,col=12,title=ddp-multiple-forward-before-backward::" in log, log
+assert "::notice title=ddpguard::1 changed C++ source(s) not checked" in log, log
+[result] = check_sarif(outputs["sarif-file"])["results"]
+assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
+    "file://" + os.path.join(workspace, "train.py"), result
+[rd] = [json.loads(l) for l in open(outputs["rdjsonl-file"], encoding="utf-8")]
+assert rd["location"]["path"] == "train.py" and rd["suggestions"], rd
 print("ok")

@@ -104,4 +104,41 @@ missing = run([sys.executable, "-m", "pre_commit", "run", "--config", "no-p.yaml
                "--files", "clean.cpp"], proj, ok=False)
 assert missing.returncode != 0, missing.stdout
 assert "ddpguard hook: no compilation database" in missing.stdout, missing.stdout
+
+# A Python project: the ddpguard-python hook needs no database; the
+# [tool.ddpguard] of its pyproject.toml applies (exclude too, although
+# pre-commit names every file).
+py = os.path.join(tmp, "py")
+os.makedirs(os.path.join(py, "generated"))
+run(["git", "init", "-q", "-b", "main"], py)
+with open(os.path.join(py, ".pre-commit-config.yaml"), "w") as f:
+    f.write(f"repos:\n- repo: {hooks}\n  rev: {rev}\n  hooks:\n  - id: ddpguard-python\n")
+with open(os.path.join(py, "pyproject.toml"), "w") as f:
+    f.write('[project]\nname = "train"\n\n[tool.ddpguard]\nexclude = ["generated"]\n')
+run(["git", "add", "."], py)
+run(["git", "commit", "-q", "-m", "config"], py)
+run([sys.executable, "-m", "pre_commit", "install"], py)
+py_head = lambda: run(["git", "rev-parse", "HEAD"], py).stdout.strip()
+
+shutil.copy(os.path.join(inputs, "python", "one_forward.py"), os.path.join(py, "clean.py"))
+shutil.copy(os.path.join(inputs, "python", "two_view.py"),
+            os.path.join(py, "generated", "model.py"))
+run(["git", "add", "clean.py", "generated/model.py"], py)
+good = run(["git", "commit", "-m", "clean and generated"], py)
+assert "ddpguard (DDP forwards before one backward, Python)" in good.stdout, good.stdout
+assert "Passed" in good.stdout, good.stdout
+
+before = py_head()
+shutil.copy(os.path.join(inputs, "python", "two_view.py"), os.path.join(py, "train.py"))
+run(["git", "add", "train.py"], py)
+bad = run(["git", "commit", "-m", "two views"], py, ok=False)
+assert bad.returncode != 0 and "Failed" in bad.stdout, bad.stdout
+assert "train.py:8:12: warning: forward call on DDP-wrapped 'model'" in bad.stdout, bad.stdout
+assert "generated" not in bad.stdout, bad.stdout
+assert py_head() == before
+
+run([ddpguard, "--fix", "train.py"], py, ok=False)
+run(["git", "add", "train.py"], py)
+fixed = run(["git", "commit", "-m", "two views, fixed"], py)
+assert "Passed" in fixed.stdout and py_head() != before, fixed.stdout
 print("ok")

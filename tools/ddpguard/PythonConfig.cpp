@@ -1,0 +1,268 @@
+//===- PythonConfig.cpp ---------------------------------------------------===//
+
+#include "PythonConfig.h"
+#include "Tidy/CheckNames.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include <toml++/toml.h>
+
+using namespace llvm;
+
+namespace ddpguard {
+
+bool PythonConfig::ignores(StringRef Check) const {
+  return llvm::is_contained(Ignore, Check);
+}
+
+static std::string absolutePath(StringRef Path) {
+  SmallString<256> Absolute(Path);
+  sys::fs::make_absolute(Absolute);
+  sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
+  return std::string(Absolute);
+}
+
+namespace {
+
+/// Reads the keys of one table into Config; each wrong one is an error.
+class KeyReader {
+public:
+  struct Problem {
+    unsigned Line, Column;
+    std::string Message;
+  };
+
+  KeyReader(PythonConfig &Config, StringRef Folder, bool Dotfile,
+            std::vector<Problem> &Problems)
+      : Config(Config), Folder(Folder), Dotfile(Dotfile), Problems(Problems) {}
+
+  void read(const toml::table &Table) {
+    for (auto &&[Key, Value] : Table) {
+      std::string_view Name = Key.str();
+      if (Name == "torch-version")
+        readTorch(Value);
+      else if (Name == "exclude")
+        readExclude(Value);
+      else if (Name == "assume-modules-have-buffers")
+        readAssume(Value);
+      else if (Name == "ignore")
+        readIgnore(Value);
+      else if (Name == "tool" && Dotfile)
+        error(Key.source(), "a .ddpguard holds the keys themselves, without "
+                            "a [tool.ddpguard] header");
+      else
+        error(Key.source(),
+              "unknown key '" + std::string(Name) +
+                  "' (the keys are assume-modules-have-buffers, exclude, "
+                  "ignore and torch-version)");
+    }
+  }
+
+private:
+  void error(const toml::source_region &At, const std::string &Message) {
+    Problems.push_back({At.begin.line, At.begin.column,
+                        "configuration error at line " +
+                            std::to_string(At.begin.line) + ", column " +
+                            std::to_string(At.begin.column) + ": " + Message});
+  }
+
+  void readTorch(const toml::node &Value) {
+    const auto *Text = Value.as_string();
+    std::optional<TorchVersion> Version;
+    if (Text)
+      Version = TorchVersion::parse(Text->get());
+    if (!Version) {
+      error(Value.source(), "torch-version expects a version string such as "
+                            "\"2.11.0\"");
+      return;
+    }
+    Config.Torch = Version;
+  }
+
+  /// The strings of an array; an error for anything else.
+  std::vector<std::pair<std::string, const toml::node *>>
+  strings(const toml::node &Value, StringRef Key) {
+    std::vector<std::pair<std::string, const toml::node *>> Items;
+    const auto *Array = Value.as_array();
+    if (!Array) {
+      error(Value.source(), (Key + " expects an array of strings").str());
+      return Items;
+    }
+    for (const toml::node &Item : *Array) {
+      if (const auto *Text = Item.as_string())
+        Items.push_back({Text->get(), &Item});
+      else
+        error(Item.source(), (Key + " expects an array of strings").str());
+    }
+    return Items;
+  }
+
+  void readExclude(const toml::node &Value) {
+    for (const auto &[Pattern, Item] : strings(Value, "exclude")) {
+      SmallString<256> Anchored(Pattern);
+      if (!sys::path::is_absolute(Anchored)) {
+        Anchored = Folder;
+        sys::path::append(Anchored, Pattern);
+      }
+      auto Made = std::make_unique<PythonConfig::Exclusion>();
+      Made->NameText = Pattern;
+      Made->AnchoredText = std::string(Anchored);
+      Expected<GlobPattern> Name = GlobPattern::create(Made->NameText);
+      Expected<GlobPattern> Whole = GlobPattern::create(Made->AnchoredText);
+      if (!Name || !Whole) {
+        std::string Why =
+            toString(Name ? Whole.takeError() : Name.takeError());
+        if (!Name)
+          consumeError(Whole.takeError());
+        error(Item->source(), "exclude: invalid glob '" + Pattern +
+                                  "': " + Why);
+        continue;
+      }
+      Made->Name = std::move(*Name);
+      Made->Anchored = std::move(*Whole);
+      Config.Exclude.push_back(std::move(Made));
+    }
+  }
+
+  void readAssume(const toml::node &Value) {
+    if (const auto *Flag = Value.as_boolean())
+      Config.AssumeModulesHaveBuffers = Flag->get();
+    else
+      error(Value.source(),
+            "assume-modules-have-buffers expects true or false");
+  }
+
+  void readIgnore(const toml::node &Value) {
+    for (const auto &[Check, Item] : strings(Value, "ignore")) {
+      if (checks::isDdpguardCheck(Check)) {
+        Config.Ignore.push_back(Check);
+        continue;
+      }
+      std::vector<std::string> Known(std::begin(checks::All),
+                                     std::end(checks::All));
+      error(Item->source(), "ignore: unknown check '" + Check +
+                                "' (the checks are " +
+                                llvm::join(Known, ", ") + ")");
+    }
+  }
+
+  PythonConfig &Config;
+  StringRef Folder;
+  bool Dotfile;
+  std::vector<Problem> &Problems;
+};
+
+} // namespace
+
+std::optional<PythonConfig> PythonConfigs::readIn(StringRef Folder) {
+  for (StringRef Name : {".ddpguard", "pyproject.toml"}) {
+    SmallString<256> Path(Folder);
+    sys::path::append(Path, Name);
+    if (!sys::fs::is_regular_file(Path))
+      continue;
+    auto Buffer = MemoryBuffer::getFile(Path);
+    if (!Buffer) {
+      Errors.push_back({std::string(Path),
+                        "cannot read: " + Buffer.getError().message()});
+      continue;
+    }
+    PythonConfig Config;
+    Config.Path = std::string(Path);
+    bool Dotfile = Name == ".ddpguard";
+    Config.Origin = (Dotfile ? "" : "[tool.ddpguard] in ") + workingPath(Path);
+    toml::table Document;
+    try {
+      Document = toml::parse((*Buffer)->getBuffer(), std::string(Path));
+    } catch (const toml::parse_error &Error) {
+      // A pyproject.toml that is no TOML may or may not hold our table: it
+      // is reported, and the search goes on above it.
+      const toml::source_position &At = Error.source().begin;
+      Errors.push_back({Config.Path, "configuration error at line " +
+                                         std::to_string(At.line) +
+                                         ", column " +
+                                         std::to_string(At.column) + ": " +
+                                         std::string(Error.description())});
+      if (Dotfile)
+        return Config;
+      continue;
+    }
+    const toml::table *Table = &Document;
+    if (!Dotfile) {
+      const toml::node *Ours = Document.at_path("tool.ddpguard").node();
+      if (!Ours)
+        continue;
+      Table = Ours->as_table();
+      if (!Table) {
+        Errors.push_back({Config.Path,
+                          "configuration error at line " +
+                              std::to_string(Ours->source().begin.line) +
+                              ": tool.ddpguard must be a table"});
+        return Config;
+      }
+    }
+    // The table's keys come sorted by name; its errors, by line.
+    std::vector<KeyReader::Problem> Problems;
+    KeyReader(Config, Folder, Dotfile, Problems).read(*Table);
+    llvm::stable_sort(Problems, [](const auto &A, const auto &B) {
+      return std::pair(A.Line, A.Column) < std::pair(B.Line, B.Column);
+    });
+    for (const KeyReader::Problem &P : Problems)
+      Errors.push_back({Config.Path, P.Message});
+    return Config;
+  }
+  return std::nullopt;
+}
+
+const PythonConfig &PythonConfigs::forFolder(StringRef Folder) {
+  auto Found = ByFolder.find(Folder);
+  if (Found != ByFolder.end())
+    return *Found->second;
+  const PythonConfig *Governing = &Defaults;
+  if (std::optional<PythonConfig> Here = readIn(Folder)) {
+    auto Stored = std::make_unique<PythonConfig>(std::move(*Here));
+    Governing = Stored.get();
+    Read[Governing->Path] = std::move(Stored);
+  } else if (StringRef Parent = sys::path::parent_path(Folder);
+             !Parent.empty() && Parent != Folder) {
+    Governing = &forFolder(Parent);
+  }
+  ByFolder[Folder] = Governing;
+  return *Governing;
+}
+
+const PythonConfig &PythonConfigs::forFile(StringRef File) {
+  return forFolder(sys::path::parent_path(absolutePath(File)));
+}
+
+bool PythonConfigs::excluded(StringRef Path) {
+  std::string Absolute = absolutePath(Path);
+  const PythonConfig &Config = forFile(Absolute);
+  StringRef Name = sys::path::filename(Absolute);
+  return llvm::any_of(Config.Exclude, [&](const auto &E) {
+    return E->Name.match(Name) || E->Anchored.match(Absolute);
+  });
+}
+
+bool PythonConfigs::excludedWithFolders(StringRef File) {
+  std::string Absolute = absolutePath(File);
+  const PythonConfig &Config = forFile(Absolute);
+  if (Config.Path.empty())
+    return false;
+  StringRef Root = sys::path::parent_path(Config.Path);
+  for (StringRef Path = Absolute;
+       Path.size() > Root.size() && Path.starts_with(Root);
+       Path = sys::path::parent_path(Path))
+    if (excluded(Path))
+      return true;
+  return false;
+}
+
+std::vector<FileProblem> PythonConfigs::takeErrors() {
+  return std::exchange(Errors, {});
+}
+
+} // namespace ddpguard

@@ -1,0 +1,95 @@
+//===- PythonConfig.h - The configuration of a Python project -------------===//
+//
+// As ruff reads its own: each .py file's settings are those of the nearest
+// configuration file above it, a `.ddpguard` (TOML, the keys at the top) or
+// a pyproject.toml with a [tool.ddpguard] table (one without it is passed
+// over); a `.ddpguard` wins over the pyproject.toml of its folder. Keys:
+//
+//   torch-version = "2.13.0"           the torch the files are judged by
+//                                      (--torch-version and --python win)
+//   exclude = ["generated", "legacy/*.py"]
+//                                      globs of files and folders not
+//                                      entered when a folder is walked (a
+//                                      file named on the command line is
+//                                      still checked, as in ruff)
+//   assume-modules-have-buffers = true a wrapped module the checker cannot
+//                                      follow is assumed to have buffers
+//                                      (the finding says so); false: such a
+//                                      construction is not reported
+//   ignore = ["ddp-multiple-forward-before-backward"]
+//                                      checks not reported
+//
+// An unknown key, a value of the wrong kind or a file that is no TOML is an
+// error with its line; the keys that are right still apply.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_TOOLS_PYTHONCONFIG_H
+#define DDPGUARD_TOOLS_PYTHONCONFIG_H
+
+#include "Report.h"
+#include "Rules/RuleSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/GlobPattern.h"
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddpguard {
+
+struct PythonConfig {
+  /// The file the settings come from; empty: none was found (defaults).
+  std::string Path;
+  std::optional<TorchVersion> Torch;
+  /// "[tool.ddpguard] in pyproject.toml": where the version note points.
+  std::string Origin;
+  /// An exclude pattern, as ruff matches one: against a path's last
+  /// component, and, joined to the configuration's folder, against the
+  /// whole path.
+  /// A GlobPattern refers to its text: each stays where it was made.
+  struct Exclusion {
+    std::string NameText, AnchoredText;
+    llvm::GlobPattern Name, Anchored;
+  };
+  std::vector<std::unique_ptr<Exclusion>> Exclude;
+  bool AssumeModulesHaveBuffers = true;
+  std::vector<std::string> Ignore;
+
+  bool ignores(llvm::StringRef Check) const;
+};
+
+/// The configurations of the files of one run, each file read once.
+class PythonConfigs {
+public:
+  /// The settings of the .py file File (an absolute path).
+  const PythonConfig &forFile(llvm::StringRef File);
+  /// Whether Path (a file or folder met while walking a folder) matches an
+  /// exclude pattern of the configuration of the folder holding it.
+  bool excluded(llvm::StringRef Path);
+  /// Whether File or a folder above it, up to its configuration's folder,
+  /// is excluded: --force-exclude's test for the files named on the
+  /// command line, as pre-commit names them.
+  bool excludedWithFolders(llvm::StringRef File);
+  /// The errors of the configuration files read so far, each once; those
+  /// returned before are not returned again.
+  std::vector<FileProblem> takeErrors();
+
+private:
+  const PythonConfig &forFolder(llvm::StringRef Folder);
+  /// The configuration Folder itself holds, if any.
+  std::optional<PythonConfig> readIn(llvm::StringRef Folder);
+
+  const PythonConfig Defaults;
+  /// By folder: the configuration that governs it.
+  llvm::StringMap<const PythonConfig *> ByFolder;
+  /// By configuration file, each read once.
+  std::map<std::string, std::unique_ptr<PythonConfig>> Read;
+  std::vector<FileProblem> Errors;
+};
+
+} // namespace ddpguard
+
+#endif
