@@ -49,6 +49,9 @@ struct Binding {
   bool BuffersSavedIfInputRequiresGrad = false;
   /// The file of the construction and of BroadcastFix.
   std::string File;
+  /// The construction sets a reducer option (find_unused_parameters,
+  /// static_graph) other than to False: the keyword, else empty.
+  std::string ReducerOption;
 };
 
 /// Whether a module has buffers that its forward saves, as far as the file
@@ -285,6 +288,11 @@ private:
 
   // Pass 2: graphs.
   void analyse(Scope &S, CheckResult &Result);
+  /// The edit that runs the statement of the first forward inside
+  /// `with <Object>.no_sync():`, or why none keeps the meaning.
+  std::string noSyncFix(TSNode First, TSNode Second, bool SecondHasGrad,
+                        StringRef Object, const Binding &Bound,
+                        Edit &Fix) const;
 
   /// The file's absolute path.
   std::string Path;
@@ -537,6 +545,13 @@ Binding Frontend::objectOf(TSNode Call, const WrapperRule &Rule,
   Binding Made{Info, positionOf(Call), Has == Buffers::Unknown ? Why : ""};
   Made.BuffersSavedIfInputRequiresGrad = Has == Buffers::IfInputRequiresGrad;
   Made.File = Path;
+  forEachNamedChild(Arguments, [&](TSNode Argument) {
+    StringRef Keyword = text(field(Argument, "name"));
+    if (type(Argument) == "keyword_argument" &&
+        (Keyword == "find_unused_parameters" || Keyword == "static_graph") &&
+        type(field(Argument, "value")) != "false")
+      Made.ReducerOption = Keyword.str();
+  });
   // The fix: the keyword that decides set to False where it is given, else
   // added after the last argument.
   Made.BroadcastKeyword = Setting.setterAt(Options.Version).str();
@@ -1206,6 +1221,7 @@ public:
 
   EventGraph Graph;
   std::vector<Position> Sites;
+  std::vector<TSNode> SiteNodes;
   /// The name each object was bound by, and its binding, per object.
   std::vector<std::string> ObjectNames;
   std::vector<Binding> ObjectBindings;
@@ -1225,6 +1241,7 @@ private:
                   const Values &Inputs);
   SiteId site(TSNode N) {
     Sites.push_back(positionOf(N));
+    SiteNodes.push_back(N);
     return Sites.size() - 1;
   }
   unsigned startBlock() { return Current = Graph.addBlock(); }
@@ -1817,8 +1834,85 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
     Found.BroadcastKeyword = Bound.BroadcastKeyword;
     Found.BroadcastFix = Bound.BroadcastFix;
     Found.SameForwardInALoop = First->second == C.Writer;
+    if (Found.SameForwardInALoop)
+      Found.NoSyncWithheld = "the two forwards are one call in two "
+                             "iterations of a loop";
+    else
+      Found.NoSyncWithheld = noSyncFix(
+          L.SiteNodes[L.Graph.forwardOf(First->second).Site],
+          L.SiteNodes[Second.Site], Second.GradEnabled, Found.Object, Bound,
+          Found.NoSyncFix);
     Result.Findings.push_back(Found);
   }
+}
+
+/// Whether N holds a statement that leaves its block early.
+static bool leavesEarly(TSNode N) {
+  StringRef Kind = type(N);
+  if (Kind == "return_statement" || Kind == "break_statement" ||
+      Kind == "continue_statement" || Kind == "raise_statement")
+    return true;
+  bool Found = false;
+  forEachInScope(N, [&](TSNode Child) {
+    StringRef Inner = type(Child);
+    Found |= Inner == "return_statement" || Inner == "break_statement" ||
+             Inner == "continue_statement" || Inner == "raise_statement";
+  });
+  return Found;
+}
+
+std::string Frontend::noSyncFix(TSNode First, TSNode Second,
+                                bool SecondHasGrad, StringRef Object,
+                                const Binding &Bound, Edit &Fix) const {
+  // Measured (docs/python-checker.md): a forward inside no_sync() still
+  // broadcasts but clears require_forward_param_sync, so the next forward
+  // does not broadcast, and that forward prepares the reducer for the
+  // backward. The next forward must therefore follow on every way, in grad
+  // mode, before the backward.
+  if (!Bound.ReducerOption.empty())
+    return "the construction sets " + Bound.ReducerOption +
+           ", and the reducer would then follow only the last forward's graph";
+  if (!SecondHasGrad)
+    return "the later forward runs without grad and would not prepare the "
+           "backward's gradient synchronisation";
+  auto StatementOf = [](TSNode N) {
+    while (!isNull(N) && type(N) != "expression_statement")
+      N = ts_node_parent(N);
+    return N;
+  };
+  TSNode Statement = StatementOf(First);
+  TSNode Later = StatementOf(Second);
+  if (isNull(Statement) || isNull(Later))
+    return "a forward is not in an expression statement of its own";
+  if (ts_node_eq(Statement, Later))
+    return "both forwards are in one statement";
+  TSNode Block = ts_node_parent(Statement);
+  if (!ts_node_eq(Block, ts_node_parent(Later)) ||
+      (type(Block) != "block" && type(Block) != "module"))
+    return "the later forward is not in the same block as the first, so it "
+           "may not follow it";
+  // Every statement from the first forward's to the later one's runs.
+  for (TSNode N = ts_node_next_named_sibling(Statement);
+       !isNull(N) && !ts_node_eq(N, Later); N = ts_node_next_named_sibling(N))
+    if (leavesEarly(N))
+      return "a statement between the forwards may leave the block before "
+             "the later one";
+  if (ts_node_start_point(Statement).row != ts_node_end_point(Statement).row)
+    return "the first forward's statement spans several lines";
+  uint32_t Start = ts_node_start_byte(Statement);
+  size_t LineStart = Source.rfind('\n', Start);
+  LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+  StringRef Indent = Source.slice(LineStart, Start);
+  StringRef After = Source.drop_front(ts_node_end_byte(Statement));
+  After = After.take_until([](char C) { return C == '\n'; }).ltrim(" \t");
+  if (!Indent.ltrim(" \t").empty() ||
+      !(After.empty() || After.starts_with("#")))
+    return "the first forward's statement shares its line with another";
+  Fix = {Start, 0,
+         ("with " + Object + ".no_sync():\n" + Indent +
+          (Indent.contains('\t') ? "\t" : "    "))
+             .str()};
+  return "";
 }
 
 void collectErrors(TSNode N, std::vector<Position> &Errors) {

@@ -73,6 +73,12 @@ struct Finding {
   Edit BroadcastFix;
   /// The two forwards are one call in two iterations of a loop.
   bool SameForwardInALoop = false;
+  /// The sync-preserving fix (--fix-mode=once-per-backward): the first
+  /// forward's statement run inside `with <Object>.no_sync():`, so that the
+  /// later forwards do not broadcast and each step still starts from rank
+  /// 0's buffers; or why it would change what training computes.
+  Edit NoSyncFix;
+  std::string NoSyncWithheld;
 };
 
 struct CheckOptions {

@@ -883,8 +883,14 @@ int main(int argc, const char **argv) {
   for (const std::string &File : Rules)
     cantFail(PythonRules.addFile(File)); // Loaded without error above.
   TorchVersionJudge Judge(TorchOverride, PythonInterpreter);
+  PythonFixMode PythonFix = FixMode == FixModeKind::Broadcast
+                                ? PythonFixMode::Broadcast
+                            : FixMode == FixModeKind::OncePerBackward
+                                ? PythonFixMode::NoSync
+                                : PythonFixMode::None;
   std::map<std::string, unsigned> PythonSyntaxErrors = checkPythonFiles(
-      PythonFiles, PythonRules, Judge, Configs, Findings, Errors, Parsed);
+      PythonFiles, PythonRules, Judge, Configs, PythonFix, Findings, Errors,
+      Parsed);
   for (FileProblem &P : Configs.takeErrors()) {
     Errors.push_back(std::move(P));
     ConfigBroken = true;
@@ -954,7 +960,7 @@ int main(int argc, const char **argv) {
       FileResult PythonAgain;
       std::vector<FileProblem> PythonProblems;
       for (const auto &[File, Count] :
-           checkPythonFiles(PythonFiles, PythonRules, Judge, Configs,
+           checkPythonFiles(PythonFiles, PythonRules, Judge, Configs, PythonFix,
                             PythonAgain.Findings, PythonProblems, Rechecked))
         if (Count > PythonSyntaxErrors[File]) {
           FileResult Broken;

@@ -192,6 +192,7 @@ static bool suppressed(StringRef Text, unsigned Offset) {
 std::map<std::string, unsigned>
 checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
                  TorchVersionJudge &Judge, PythonConfigs &Configs,
+                 PythonFixMode FixMode,
                  std::vector<ClangTidyError> &Findings,
                  std::vector<FileProblem> &Errors, ContentStamps &Read) {
   std::map<std::string, unsigned> SyntaxErrors;
@@ -276,15 +277,59 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
                  "version counters back after its broadcast, and these "
                  "forwards no longer fail",
              F.Second, File);
-      const python::Edit &Fix = F.BroadcastFix;
-      cantFail(E.Message.Fix[F.ConstructionFile].add(
-          clang::tooling::Replacement(F.ConstructionFile, Fix.Offset,
-                                      Fix.Length, Fix.Text)));
-      Note(tidy::MultipleForwardBeforeBackwardCheck::broadcastFixNote(
-               F.BroadcastKeyword) +
-               ": each rank then keeps its own running statistics, no longer "
-               "rank 0's (BatchNorm's running_mean and running_var)",
-           F.Second, File);
+      auto Apply = [&](const python::Edit &Fix, const std::string &In) {
+        cantFail(E.Message.Fix[In].add(clang::tooling::Replacement(
+            In, Fix.Offset, Fix.Length, Fix.Text)));
+      };
+      std::string Behaviour =
+          ": each rank then keeps its own running statistics, no longer "
+          "rank 0's (BatchNorm's running_mean and running_var)";
+      std::string Broadcast =
+          tidy::MultipleForwardBeforeBackwardCheck::broadcastFixNote(
+              F.BroadcastKeyword) +
+          Behaviour;
+      // Wrapping the first of three forwards leaves the third broadcasting.
+      std::string NoSyncWithheld = F.NoSyncWithheld;
+      if (Result.Findings.size() > 1 &&
+          llvm::count_if(Result.Findings, [&](const python::Finding &Other) {
+            return Other.Function == F.Function && Other.Object == F.Object;
+          }) > 1)
+        NoSyncWithheld = "more than two forwards on '" + F.Object +
+                         "' run before the backward";
+      std::string NoSync = "runs the first forward inside 'with " + F.Object +
+                           ".no_sync():', which still broadcasts rank 0's "
+                           "buffers; the later forwards before the backward "
+                           "then do not, and the gradients and rank 0's "
+                           "parameters and buffers are those PyTorch's DDP "
+                           "computes from 2.12.1";
+      switch (FixMode) {
+      case PythonFixMode::Broadcast:
+        Apply(F.BroadcastFix, F.ConstructionFile);
+        Note(Broadcast, F.Second, File);
+        if (NoSyncWithheld.empty())
+          Note("or keep the buffers in sync: --fix-mode=once-per-backward " +
+                   NoSync,
+               F.Second, File);
+        break;
+      case PythonFixMode::NoSync:
+        if (NoSyncWithheld.empty()) {
+          Apply(F.NoSyncFix, File);
+          Note("the fix " + NoSync, F.Second, File);
+        } else {
+          Note("cannot run the first forward inside no_sync(): " +
+                   NoSyncWithheld,
+               F.Second, File);
+        }
+        Note("or set '" + F.BroadcastKeyword + "' to false (--fix-mode=" +
+                 "broadcast), which changes behaviour" + Behaviour,
+             F.Second, File);
+        break;
+      case PythonFixMode::None:
+        Note("fusing the forwards is for C++ only: use --fix-mode=broadcast "
+             "or --fix-mode=once-per-backward",
+             F.Second, File);
+        break;
+      }
       Findings.push_back(std::move(E));
     }
   }

@@ -68,9 +68,15 @@ private:
 /// and the problems that kept a file from being checked; records what each
 /// file held in Read, so that --fix writes only over that. Returns the
 /// number of syntax errors per file.
+/// The fix Python findings carry (--fix-mode): the broadcast keyword set to
+/// False at the construction (broadcast); the first forward run inside
+/// `with model.no_sync():` (once-per-backward: each step still starts from
+/// rank 0's buffers); none (fuse, C++ only).
+enum class PythonFixMode { Broadcast, NoSync, None };
+
 std::map<std::string, unsigned> checkPythonFiles(const std::vector<std::string> &Files,
                           const RuleSet &Rules, TorchVersionJudge &Judge,
-                          PythonConfigs &Configs,
+                          PythonConfigs &Configs, PythonFixMode FixMode,
                           std::vector<clang::tidy::ClangTidyError> &Findings,
                           std::vector<FileProblem> &Errors,
                           ContentStamps &Read);
