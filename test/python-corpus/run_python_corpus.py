@@ -25,10 +25,13 @@ For each script of DIR (or of --subset) and each torch given:
    mark, or a training script with one, is a broken corpus script. From
    2.12.1 (the broadcast preserves version counters) a marked script may
    train, and then the checker must be silent on it.
-4. Fixes: each failing script the checker flags is copied, fixed with
-   `ddpguard --fix --torch-version VERSION` (the broadcast keyword set to
-   False at the construction) and run again on 2 ranks: the fixed copy must
-   re-check clean (--fix exits 0) and train.
+4. Fixes: each failing script the checker flags is copied and fixed with
+   `ddpguard --fix --fix-mode=MODE --torch-version VERSION`, once per mode
+   (broadcast: the broadcast keyword set to False at the construction;
+   once-per-backward: the first forward run inside `model.no_sync()`), and
+   run again on 2 ranks: each fixed copy must re-check clean (--fix exits 0)
+   and train. A fix the checker withholds (the file unchanged, with its
+   "cannot ..." note) is listed with the reason.
 5. Disagreements (false-positive, false-negative, wrong-line, fix-not-clean,
    fix-fails) are compared
    with the expectations file, which lists the known gaps of the checker as
@@ -56,6 +59,9 @@ import time
 
 MARK = "# corpus: expect here"
 INPLACE_ERROR = "modified by an inplace operation"
+# Each flagged failing script is fixed once per mode; every fix the checker
+# offers must re-check clean and train (docs/python-checker.md, "Fixes").
+FIX_MODES = ("broadcast", "once-per-backward")
 KINDS = ("false-positive", "false-negative", "wrong-line", "fix-not-clean", "fix-fails")
 # From this torch on, DDP's buffer sync preserves version counters
 # (docs/ground-truth.md), so a marked script may train.
@@ -194,17 +200,21 @@ def run_ranks(python, script, log_path, timeout):
     return ("fails" if INPLACE_ERROR in out else "broken"), seconds
 
 
-def fix_and_run(args, version, python, script, work):
-    """Fixes a copy of script; returns 'trains', 'not-clean' or the run's outcome."""
+def fix_and_run(args, version, python, script, work, mode):
+    """Fixes a copy of script with --fix-mode=mode; returns 'trains',
+    'not-clean', 'withheld: <the checker's reason>' or the run's outcome."""
     os.makedirs(work, exist_ok=True)
     fixed = os.path.join(work, os.path.basename(script))
     shutil.copyfile(script, fixed)
-    cmd = [args.ddpguard, "--fix", "--torch-version", version, fixed]
+    cmd = [args.ddpguard, "--fix", "--fix-mode=" + mode, "--torch-version", version, fixed]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = proc.stdout.decode("utf-8", "replace")
     log = fixed[:-3] + ".log"
     with open(log, "w", encoding="utf-8") as f:
-        f.write("$ %s\nexit status: %d\n%s" % (" ".join(cmd), proc.returncode,
-                                               proc.stdout.decode("utf-8", "replace")))
+        f.write("$ %s\nexit status: %d\n%s" % (" ".join(cmd), proc.returncode, out))
+    withheld = re.search(r"note: cannot [^:]*: (.*)", out)
+    if withheld and filecmp.cmp(script, fixed, shallow=False):
+        return "withheld: " + withheld.group(1)
     if proc.returncode != 0:
         return "not-clean"
     outcome, _ = run_ranks(python, fixed, fixed[:-3] + ".run.log", args.timeout)
@@ -340,17 +350,21 @@ def main():
         for version, python in usable:
             for name in names:
                 if truth[(name, version)] == "fails" and lines[(name, version)]:
-                    work = os.path.join(args.work, version, "fixed")
-                    futures[pool.submit(fix_and_run, args, version, python,
-                                        scripts[name]["path"], work)] = (name, version)
+                    for mode in FIX_MODES:
+                        work = os.path.join(args.work, version, "fixed-" + mode)
+                        futures[pool.submit(fix_and_run, args, version, python,
+                                            scripts[name]["path"], work, mode)] = (
+                                                name, version, mode)
         for future in concurrent.futures.as_completed(futures):
-            name, version = futures[future]
-            fixes[(name, version)] = outcome = future.result()
-            print("fix   %-6s %-40s %s" % (version, name, outcome), flush=True)
+            name, version, mode = futures[future]
+            fixes[(name, version, mode)] = outcome = future.result()
+            print("fix   %-6s %-40s %-17s %s" % (version, name, mode, outcome), flush=True)
             if outcome == "not-clean":
-                measured[(name, "fix-not-clean", version)] = "ddpguard --fix left findings or errors"
-            elif outcome != "trains":
-                measured[(name, "fix-fails", version)] = "the fixed script %s" % outcome
+                measured[(name, "fix-not-clean", version)] = (
+                    "ddpguard --fix --fix-mode=%s left findings or errors" % mode)
+            elif outcome != "trains" and not outcome.startswith("withheld"):
+                measured[(name, "fix-fails", version)] = (
+                    "the script fixed with --fix-mode=%s %s" % (mode, outcome))
     t_fix = time.time() - t
     in_scope = {k: v for k, v in expected.items() if k[0] in scripts and k[2] in dict(usable)}
     unexpected = sorted(k for k in measured if k not in in_scope)
@@ -367,6 +381,11 @@ def main():
                                     ",".join(map(str, lines[(name, version)])) or "-")
         print(row)
     print()
+    withheld = sorted(k for k in fixes if fixes[k].startswith("withheld"))
+    if withheld:
+        print("fixes withheld, with the checker's reason:")
+    for k in withheld:
+        print("  %-36s %-7s %-17s %s" % (k[0], k[1], k[2], fixes[k][len("withheld: "):]))
     gaps = sorted(k for k in measured if k in in_scope)
     print("known gaps (%s), measured in this run:" % os.path.basename(args.expectations)
           if gaps else "known gaps: none in this run")
@@ -392,12 +411,17 @@ def main():
         fn = len(fail) - tp
         precision = tp / (tp + fp) if tp + fp else 1.0
         recall = tp / (tp + fn) if tp + fn else 1.0
-        fixed = [k for k in fixes if k[1] == version]
-        trained = [k for k in fixed if fixes[k] == "trains"]
+        counts = []
+        for mode in FIX_MODES:
+            fixed = [k for k in fixes if k[1] == version and k[2] == mode]
+            withheld = [k for k in fixed if fixes[k].startswith("withheld")]
+            trained = [k for k in fixed if fixes[k] == "trains"]
+            counts.append("%s %d/%d" % (mode, len(trained), len(fixed) - len(withheld))
+                          + (" (%d withheld)" % len(withheld) if withheld else ""))
         parts.append("torch %s: %d scripts (%d fail, %d train), precision %.2f recall %.2f, "
-                     "fixes %d/%d train"
+                     "fixes train: %s"
                      % (version, len(names), len(fail), len(train), precision, recall,
-                        len(trained), len(fixed)))
+                        ", ".join(counts)))
     print()
     print("time: %.0f s (runs %.0f, check %.0f, fixes %.0f)"
           % (time.time() - t0, t_truth, t_check, t_fix))
