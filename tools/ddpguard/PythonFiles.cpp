@@ -179,6 +179,77 @@ static bool suppressed(StringRef Text, unsigned Offset) {
   });
 }
 
+unsigned checkPythonSource(const std::string &File, StringRef Text,
+                           const RuleSet &Rules, TorchVersionJudge &Judge,
+                           std::vector<ClangTidyError> &Findings,
+                           std::vector<FileProblem> &Errors) {
+  std::optional<FileProblem> Problem;
+  JudgedTorch Judged = Judge.judge(File, Problem);
+  if (Problem)
+    Errors.push_back(*Problem);
+  python::CheckOptions Options;
+  Options.Version = Judged.Version;
+  python::CheckResult Result = python::checkSource(Text, Rules, Options);
+  for (const python::Position &At : Result.SyntaxErrors)
+    Errors.push_back(
+        {File,
+         "syntax error at line " + std::to_string(At.Line) + ", column " +
+             std::to_string(At.Column) + " (the rest of the file was checked)",
+         At.Offset});
+  for (const python::Finding &F : Result.Findings) {
+    if (suppressed(Text, F.Second.Offset))
+      continue;
+    ClangTidyError E(CheckName, ClangTidyError::Warning, "", false);
+    E.Message = message(
+        "forward call on DDP-wrapped '" + F.Object +
+            "' before the backward of the forward at line " +
+            std::to_string(F.First.Line) +
+            ": DDP broadcasts buffers before every forward and overwrites "
+            "the buffers that forward saved for backward",
+        File, F.Second.Offset);
+    auto Note = [&](const std::string &Message, const python::Position &At) {
+      E.Notes.push_back(message(Message, File, At.Offset));
+    };
+    if (F.SameForwardInALoop)
+      Note("the same forward ran in an earlier iteration of a loop; its "
+           "saved buffers are overwritten",
+           F.Second);
+    else
+      Note("earlier forward on '" + F.Object +
+               "' is here; its saved buffers are overwritten",
+           F.First);
+    Note("the backward that fails is here", F.Backward);
+    const WrapperRule *Rule = Rules.find(PyTorchDDP);
+    Note("'" + F.Object + "' is constructed here and broadcasts buffers "
+             "before every forward ('" +
+             Rule->Broadcast.nameAt(Judged.Version) +
+             "' is not set to False)",
+         F.Construction);
+    if (!F.BuffersAssumption.empty())
+      Note("assuming the forward saves a buffer for backward: " +
+               F.BuffersAssumption,
+           F.Construction);
+    Note("judged by " + Judged.Description, F.Second);
+    if (const std::optional<TorchVersion> &From =
+            Rule->PreservesVersionCountersFrom)
+      Note("or upgrade to torch " + From->str() +
+               " or later: there DistributedDataParallel puts the buffers' "
+               "version counters back after its broadcast, and these "
+               "forwards no longer fail",
+           F.Second);
+    const python::Edit &Fix = F.BroadcastFix;
+    cantFail(E.Message.Fix[File].add(clang::tooling::Replacement(
+        File, Fix.Offset, Fix.Length, Fix.Text)));
+    Note(tidy::MultipleForwardBeforeBackwardCheck::broadcastFixNote(
+             F.BroadcastKeyword) +
+             ": each rank then keeps its own running statistics, no longer "
+             "rank 0's (BatchNorm's running_mean and running_var)",
+         F.Second);
+    Findings.push_back(std::move(E));
+  }
+  return Result.SyntaxErrors.size();
+}
+
 std::map<std::string, unsigned>
 checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
                  TorchVersionJudge &Judge,
@@ -193,70 +264,8 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
     }
     StringRef Text = (*Buffer)->getBuffer();
     Read.record(resolvedPath(File), ContentStamp::of(Text));
-    std::optional<FileProblem> Problem;
-    JudgedTorch Judged = Judge.judge(File, Problem);
-    if (Problem)
-      Errors.push_back(*Problem);
-    python::CheckOptions Options;
-    Options.Version = Judged.Version;
-    python::CheckResult Result = python::checkSource(Text, Rules, Options);
-    SyntaxErrors[File] = Result.SyntaxErrors.size();
-    for (const python::Position &At : Result.SyntaxErrors)
-      Errors.push_back(
-          {File, "syntax error at line " + std::to_string(At.Line) +
-                     ", column " + std::to_string(At.Column) +
-                     " (the rest of the file was checked)"});
-    for (const python::Finding &F : Result.Findings) {
-      if (suppressed(Text, F.Second.Offset))
-        continue;
-      ClangTidyError E(CheckName, ClangTidyError::Warning, "", false);
-      E.Message = message(
-          "forward call on DDP-wrapped '" + F.Object +
-              "' before the backward of the forward at line " +
-              std::to_string(F.First.Line) +
-              ": DDP broadcasts buffers before every forward and overwrites "
-              "the buffers that forward saved for backward",
-          File, F.Second.Offset);
-      auto Note = [&](const std::string &Message, const python::Position &At) {
-        E.Notes.push_back(message(Message, File, At.Offset));
-      };
-      if (F.SameForwardInALoop)
-        Note("the same forward ran in an earlier iteration of a loop; its "
-             "saved buffers are overwritten",
-             F.Second);
-      else
-        Note("earlier forward on '" + F.Object +
-                 "' is here; its saved buffers are overwritten",
-             F.First);
-      Note("the backward that fails is here", F.Backward);
-      const WrapperRule *Rule = Rules.find(PyTorchDDP);
-      Note("'" + F.Object + "' is constructed here and broadcasts buffers "
-               "before every forward ('" +
-               Rule->Broadcast.nameAt(Judged.Version) +
-               "' is not set to False)",
-           F.Construction);
-      if (!F.BuffersAssumption.empty())
-        Note("assuming the forward saves a buffer for backward: " +
-                 F.BuffersAssumption,
-             F.Construction);
-      Note("judged by " + Judged.Description, F.Second);
-      if (const std::optional<TorchVersion> &From =
-              Rule->PreservesVersionCountersFrom)
-        Note("or upgrade to torch " + From->str() +
-                 " or later: there DistributedDataParallel puts the buffers' "
-                 "version counters back after its broadcast, and these "
-                 "forwards no longer fail",
-             F.Second);
-      const python::Edit &Fix = F.BroadcastFix;
-      cantFail(E.Message.Fix[File].add(clang::tooling::Replacement(
-          File, Fix.Offset, Fix.Length, Fix.Text)));
-      Note(tidy::MultipleForwardBeforeBackwardCheck::broadcastFixNote(
-               F.BroadcastKeyword) +
-               ": each rank then keeps its own running statistics, no longer "
-               "rank 0's (BatchNorm's running_mean and running_var)",
-           F.Second);
-      Findings.push_back(std::move(E));
-    }
+    SyntaxErrors[File] =
+        checkPythonSource(File, Text, Rules, Judge, Findings, Errors);
   }
   return SyntaxErrors;
 }

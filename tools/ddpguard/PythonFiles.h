@@ -55,6 +55,14 @@ private:
   bool PythonAsked = false;
 };
 
+/// Checks Text, the source of File (an absolute path; read from standard
+/// input under --stdin-filename), and appends its findings, each with the
+/// broadcast fix, and its problems. Returns the number of syntax errors.
+unsigned checkPythonSource(const std::string &File, llvm::StringRef Text,
+                           const RuleSet &Rules, TorchVersionJudge &Judge,
+                           std::vector<clang::tidy::ClangTidyError> &Findings,
+                           std::vector<FileProblem> &Errors);
+
 /// Checks each of Files (absolute paths) and appends its findings, each
 /// with the broadcast fix (the keyword set to False at the construction),
 /// and the problems that kept a file from being checked; records what each
