@@ -15,6 +15,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from ddpguard.lsp import __version__
 from ddpguard.lsp.diagnostics import Conversion, QuickFix, convert
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,6 @@ class Settings:
 
 class DdpguardServer(LanguageServer):
     def __init__(self, settings: Settings) -> None:
-        from ddpguard.lsp import __version__
         super().__init__("ddpguard-lsp", __version__)
         self.settings = settings
         self.checks: dict[str, asyncio.Task] = {}
@@ -57,7 +57,12 @@ class DdpguardServer(LanguageServer):
 
         async def later() -> None:
             await asyncio.sleep(delay)
-            await self.check(uri)
+            try:
+                await self.check(uri)
+            except Exception as error:  # A task's own error is otherwise lost.
+                log.exception("checking %s", uri)
+                self.problem(f"ddpguard-lsp: internal error checking {uri}: {error!r}",
+                             types.MessageType.Error)
         self.checks[uri] = asyncio.get_running_loop().create_task(later())
 
     def forget(self, uri: str) -> None:

@@ -7,7 +7,7 @@ publishes, one line a thing, for FileCheck:
 Opens FILE (its text, under its own path), then: asks for code actions on
 the first diagnostic and applies the first one; sends the edited text; sends
 FILE's text again in five quick edits (debounced: one check, of the last);
-closes it. Prints every diagnostics notification (DIAGNOSTICS vVERSION, then
+saves it (checked again); closes it. Prints every diagnostics notification (DIAGNOSTICS vVERSION, then
 one DIAGNOSTIC and one RELATED line each), code action (ACTION, EDIT) and
 window message (MESSAGE), positions 1-based LINE:COLUMN.
 """
@@ -128,6 +128,8 @@ if found:
         diagnostics(2)
 for version in range(3, 8):
     change(version, text)
+diagnostics(7)
+send({"method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
 diagnostics(7)
 send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
 diagnostics(None)
