@@ -90,20 +90,20 @@ def convert(report: dict[str, Any], text: str, checked_file: str, uri: str,
     positions = Positions(text, codec)
     result = Conversion()
 
-    def location_uri(file: str) -> str | None:
-        return uri if file == checked_file else None
+    def in_document(place: dict[str, Any]) -> bool:
+        return place.get("file") == checked_file
 
     for finding in report.get("findings", []):
-        if location_uri(finding.get("file", "")) is None:
+        if not in_document(finding):
             continue
-        notes = [n for n in finding.get("notes", []) if location_uri(n.get("file", ""))]
+        notes = [n for n in finding.get("notes", []) if in_document(n)]
         message = finding["message"]
         related = None
         if related_information:
             related = [types.DiagnosticRelatedInformation(
                 location=types.Location(uri=uri, range=positions.name_range(n["offset"])),
                 message=n["message"]) for n in notes]
-        else:
+        elif notes:
             message += "\n\n" + "\n".join(
                 f'{n["line"]}:{n["column"]}: note: {n["message"]}' for n in notes)
         diagnostic = types.Diagnostic(
@@ -116,12 +116,12 @@ def convert(report: dict[str, Any], text: str, checked_file: str, uri: str,
         result.diagnostics.append(diagnostic)
         edits = [types.TextEdit(range=positions.span(r["offset"], r["length"]),
                                 new_text=r["replacement"])
-                 for r in finding.get("fix", []) if location_uri(r.get("file", ""))]
+                 for r in finding.get("fix", []) if in_document(r)]
         if edits:
             result.fixes.append(QuickFix(_fix_title(finding), diagnostic, edits))
 
     for error in report.get("errors", []):
-        if "offset" in error and location_uri(error.get("file", "")):
+        if "offset" in error and in_document(error):
             result.diagnostics.append(types.Diagnostic(
                 range=positions.character_range(error["offset"]),
                 message=error["message"],
