@@ -31,8 +31,18 @@ config.substitutions.append((
 config.substitutions.append((
     "%expect_exit", f"{config.python} " + os.path.join(config.test_source_root, "expect_exit.py")))
 config.substitutions.append(("%ddpguard_clangd", config.ddpguard_clangd))
+# ddpguard-lsp (python/ddpguard/lsp) from the source tree, with the venv's
+# pygls (before %ddpguard, which it starts with).
+config.substitutions.append((
+    "%ddpguard_lsp",
+    (shutil.which("env") or "env") + " PYTHONPATH="
+    + os.path.join(config.ddpguard_source_dir, "python") + " "
+    + os.path.join(config.ddpguard_source_dir, ".venv", "bin", "python")
+    + " -m ddpguard.lsp"))
 # Neovim (Debian's neovim, installed by scripts/setup.sh) as an LSP client.
 config.substitutions.append(("%nvim", shutil.which("nvim") or "nvim"))
+if shutil.which("nvim"):
+    config.available_features.add("nvim")
 config.substitutions.append(("%ddpguard", config.ddpguard))
 config.substitutions.append(("%clang_tidy", config.clang_tidy))
 config.substitutions.append(("%tidy_plugin", config.tidy_plugin))

@@ -35,6 +35,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
@@ -169,6 +170,13 @@ static cl::opt<bool> ForceExclude(
 static cl::opt<std::string> PythonInterpreter(
     "python",
     cl::desc("Judge Python files by the torch this interpreter imports"),
+    cl::value_desc("path"), cl::cat(Category));
+static cl::opt<std::string> StdinFilename(
+    "stdin-filename",
+    cl::desc("Check the Python source read from standard input as this .py "
+             "file (its torch pins, its name in the report); with --fix, "
+             "print the fixed source to standard output (the report goes to "
+             "standard error) and write no file"),
     cl::value_desc("path"), cl::cat(Category));
 
 namespace {
@@ -645,6 +653,136 @@ static std::vector<std::string> unitsUnder(std::vector<std::string> Units,
   return Units;
 }
 
+static void writeReport(raw_ostream &OS, const RunReport &Report,
+                        LineTable &Lines, const SarifOptions &Sarif) {
+  switch (Format) {
+  case FormatKind::Text:
+    writeText(OS, Report, Lines);
+    break;
+  case FormatKind::Json:
+    writeJson(OS, Report, Lines);
+    break;
+  case FormatKind::Sarif:
+    writeSarif(OS, Report, Lines, Sarif);
+    break;
+  case FormatKind::Rdjsonl:
+    writeRdjsonl(OS, Report, Lines);
+    break;
+  }
+}
+
+/// Why --stdin-filename cannot run with the other arguments; empty when it
+/// can.
+static std::string stdinUsageError() {
+  if (!SourcePaths.empty())
+    return "--stdin-filename checks standard input only: name no file "
+           "besides it (got '" +
+           SourcePaths.front() + "')";
+  if (!isPythonFile(StdinFilename))
+    return "--stdin-filename=" + StdinFilename +
+           ": only a Python source (a .py file) can be read from standard "
+           "input; a C++ file needs its compile command";
+  if (DiffRev.getNumOccurrences() || LineFilterJson.getNumOccurrences())
+    return "--stdin-filename cannot be combined with --diff or --line-filter: "
+           "their lines are those of the file on disk";
+  if (ExportFixes.getNumOccurrences())
+    return "--stdin-filename cannot be combined with --export-fixes: the "
+           "fixes' offsets are into standard input, not into the file on disk";
+  return "";
+}
+
+/// The fix Python findings carry, from --fix-mode.
+static PythonFixMode pythonFixMode() {
+  switch (FixMode) {
+  case FixModeKind::Broadcast:
+    return PythonFixMode::Broadcast;
+  case FixModeKind::OncePerBackward:
+    return PythonFixMode::NoSync;
+  case FixModeKind::Fuse:
+    return PythonFixMode::None;
+  }
+  llvm_unreachable("every fix mode is handled");
+}
+
+/// What `ddpguard: fixed FILE` adds for a Python file.
+static const char *pythonFixSummary() {
+  return pythonFixMode() == PythonFixMode::NoSync
+             ? " (the first forward runs inside no_sync(): buffers are "
+               "broadcast once per step)"
+             : " ('broadcast_buffers' set to false: each rank now keeps its "
+               "own running statistics)";
+}
+
+/// --stdin-filename, as ruff takes it: checks the Python source on standard
+/// input as the file StdinFilename; with --fix the fixed source goes to
+/// standard output, the report to standard error, and no file is written.
+static int checkStdin(const SarifOptions &Sarif,
+                      std::optional<TorchVersion> TorchOverride) {
+  SmallString<256> Path(StdinFilename);
+  sys::fs::make_absolute(Path);
+  sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+  std::string File(Path);
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Input = MemoryBuffer::getSTDIN();
+  if (!Input) {
+    errs() << "ddpguard: error: cannot read standard input: "
+           << Input.getError().message() << "\n";
+    return 2;
+  }
+  StringRef Text = (*Input)->getBuffer();
+  RuleSet PythonRules = RuleSet::builtin();
+  for (const std::string &RuleFile : Rules)
+    cantFail(PythonRules.addFile(RuleFile)); // Loaded without error in main.
+  TorchVersionJudge Judge(TorchOverride, PythonInterpreter);
+  RunReport Report;
+  std::vector<FileProblem> &Errors = Report.Errors;
+  PythonConfigs Configs;
+  unsigned SyntaxErrors =
+      checkPythonSource(File, Text, PythonRules, Judge, Configs,
+                        pythonFixMode(), Report.Findings, Errors);
+  for (FileProblem &P : Configs.takeErrors())
+    Errors.push_back(std::move(P));
+  LineTable Lines;
+  Lines.provide(File, Text);
+  writeReport(Fix ? errs() : outs(), Report, Lines, Sarif);
+  bool Clean = Report.Findings.empty();
+  if (Fix) {
+    std::string Output = Text.str();
+    ContentStamps NothingOnDisk;
+    FixWriter Writer(NothingOnDisk, "none");
+    for (const ClangTidyError &F : Report.Findings)
+      Writer.collect(F, Errors);
+    Expected<std::string> Fixed = Writer.fixedText(File, Text);
+    if (!Fixed) {
+      Errors.push_back({File, "cannot fix: " + toString(Fixed.takeError())});
+    } else if (*Fixed != Text) {
+      // As for files: the fix may add no syntax error; findings left count.
+      std::vector<ClangTidyError> Left;
+      std::vector<FileProblem> Ignored;
+      if (checkPythonSource(File, *Fixed, PythonRules, Judge, Configs,
+                            pythonFixMode(), Left, Ignored) > SyntaxErrors) {
+        Errors.push_back({File, "the fixed source has a syntax error; printed "
+                                "unchanged"});
+      } else {
+        Output = std::move(*Fixed);
+        Clean = Left.empty();
+        errs() << "ddpguard: fixed " << File << pythonFixSummary() << "\n";
+      }
+    }
+    outs() << Output;
+  }
+  printErrors(Errors);
+  outs().flush();
+  if (outs().has_error()) {
+    errs() << "ddpguard: error: cannot write to standard output: "
+           << outs().error().message() << "\n";
+    outs().clear_error();
+    return 2;
+  }
+  if (!Errors.empty())
+    return 2;
+  return Clean ? 0 : 1;
+}
+
 int main(int argc, const char **argv) {
   InitLLVM Init(argc, argv);
   std::string FixedError;
@@ -670,6 +808,12 @@ int main(int argc, const char **argv) {
            << TorchVersionOption << "'\n";
     return 2;
   }
+  if (StdinFilename.getNumOccurrences()) {
+    if (std::string Problem = stdinUsageError(); !Problem.empty()) {
+      errs() << "ddpguard: error: " << Problem << "\n";
+      return 2;
+    }
+  }
   // Python files need no compilation database (PythonFiles.h); a folder
   // stands for the Python files under it too, and only for them when it
   // holds no C++ source.
@@ -691,9 +835,10 @@ int main(int argc, const char **argv) {
     }
     CppPaths.push_back(Path);
   }
-  bool OnlyPython = !SourcePaths.empty() && CppPaths.empty();
+  bool FromStdin = StdinFilename.getNumOccurrences() != 0;
+  bool OnlyPython = (!SourcePaths.empty() || FromStdin) && CppPaths.empty();
   // Without files: every translation unit of the -p database.
-  bool WholeRepository = SourcePaths.empty();
+  bool WholeRepository = SourcePaths.empty() && !FromStdin;
   if (WholeRepository && (Fixed || BuildPath.empty())) {
     errs() << "ddpguard: error: no files given: name the files to check, or "
               "pass -p <build dir> without files to check every file of its "
@@ -755,6 +900,9 @@ int main(int argc, const char **argv) {
       return 2;
     }
   }
+
+  if (FromStdin)
+    return checkStdin(Sarif, TorchOverride);
 
   auto Start = std::chrono::steady_clock::now();
   RunReport Report;
@@ -883,11 +1031,7 @@ int main(int argc, const char **argv) {
   for (const std::string &File : Rules)
     cantFail(PythonRules.addFile(File)); // Loaded without error above.
   TorchVersionJudge Judge(TorchOverride, PythonInterpreter);
-  PythonFixMode PythonFix = FixMode == FixModeKind::Broadcast
-                                ? PythonFixMode::Broadcast
-                            : FixMode == FixModeKind::OncePerBackward
-                                ? PythonFixMode::NoSync
-                                : PythonFixMode::None;
+  PythonFixMode PythonFix = pythonFixMode();
   std::map<std::string, unsigned> PythonSyntaxErrors = checkPythonFiles(
       PythonFiles, PythonRules, Judge, Configs, PythonFix, Findings, Errors,
       Parsed);
@@ -922,20 +1066,7 @@ int main(int argc, const char **argv) {
   }
 
   LineTable Lines;
-  switch (Format) {
-  case FormatKind::Text:
-    writeText(outs(), Report, Lines);
-    break;
-  case FormatKind::Json:
-    writeJson(outs(), Report, Lines);
-    break;
-  case FormatKind::Sarif:
-    writeSarif(outs(), Report, Lines, Sarif);
-    break;
-  case FormatKind::Rdjsonl:
-    writeRdjsonl(outs(), Report, Lines);
-    break;
-  }
+  writeReport(outs(), Report, Lines, Sarif);
 
   bool Clean = Findings.empty();
   // Fixes made under a configuration that was not the one meant are wrong.
@@ -1011,6 +1142,9 @@ int main(int argc, const char **argv) {
         errs() << " ('broadcast_buffers' set to false: each rank now keeps "
                   "its own running statistics)";
         SaidBroadcast = true;
+      } else if (isPythonFile(File) &&
+                 pythonFixMode() == PythonFixMode::NoSync) {
+        errs() << pythonFixSummary();
       }
       errs() << "\n";
     }

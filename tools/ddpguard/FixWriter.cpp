@@ -296,6 +296,14 @@ std::vector<std::string> FixWriter::write(std::vector<FileProblem> &Errors) {
   return Written;
 }
 
+Expected<std::string> FixWriter::fixedText(StringRef File,
+                                           StringRef Text) const {
+  auto It = Fixes.find(resolvedPath(File));
+  if (It == Fixes.end())
+    return Text.str();
+  return clang::tooling::applyAllReplacements(Text, It->second);
+}
+
 bool FixWriter::restore(const std::string &File,
                         std::vector<FileProblem> &Errors) {
   auto It = Originals.find(File);

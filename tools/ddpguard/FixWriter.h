@@ -62,6 +62,10 @@ public:
   /// the files written; a file that is read-only or whose contents are no
   /// longer what was checked is reported and left intact.
   std::vector<std::string> write(std::vector<FileProblem> &Errors);
+  /// The collected fixes of File applied to Text, its source, written
+  /// nowhere (a Python source read from standard input, so unformatted).
+  llvm::Expected<std::string> fixedText(llvm::StringRef File,
+                                        llvm::StringRef Text) const;
   /// Puts back the contents a file had before write().
   bool restore(const std::string &File, std::vector<FileProblem> &Errors);
 

@@ -189,25 +189,17 @@ static bool suppressed(StringRef Text, unsigned Offset) {
   });
 }
 
-std::map<std::string, unsigned>
-checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
-                 TorchVersionJudge &Judge, PythonConfigs &Configs,
-                 PythonFixMode FixMode,
+/// Checks the sources (file, text) of one run together.
+static std::map<std::string, unsigned>
+checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
+                 const RuleSet &Rules, TorchVersionJudge &Judge,
+                 PythonConfigs &Configs, PythonFixMode FixMode,
                  std::vector<ClangTidyError> &Findings,
-                 std::vector<FileProblem> &Errors, ContentStamps &Read) {
+                 std::vector<FileProblem> &Errors) {
   std::map<std::string, unsigned> SyntaxErrors;
-  // Every file first, so that names one imports from another are followed.
-  std::vector<std::unique_ptr<MemoryBuffer>> Buffers;
   std::vector<JudgedTorch> Judgements;
   std::vector<python::SourceFile> Sources;
-  for (const std::string &File : Files) {
-    auto Buffer = MemoryBuffer::getFile(File);
-    if (!Buffer) {
-      Errors.push_back({File, "cannot read: " + Buffer.getError().message()});
-      continue;
-    }
-    StringRef Text = (*Buffer)->getBuffer();
-    Read.record(resolvedPath(File), ContentStamp::of(Text));
+  for (const auto &[File, Text] : Texts) {
     const PythonConfig &Config = Configs.forFile(File);
     std::optional<FileProblem> Problem;
     Judgements.push_back(Judge.judge(File, Config, Problem));
@@ -217,7 +209,6 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
     Options.Version = Judgements.back().Version;
     Options.AssumeModulesHaveBuffers = Config.AssumeModulesHaveBuffers;
     Sources.push_back({File, Text, Options});
-    Buffers.push_back(std::move(*Buffer));
   }
   std::vector<python::CheckResult> Results =
       python::checkSources(Sources, Rules);
@@ -230,9 +221,10 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
     SyntaxErrors[File] = Result.SyntaxErrors.size();
     for (const python::Position &At : Result.SyntaxErrors)
       Errors.push_back(
-          {File, "syntax error at line " + std::to_string(At.Line) +
-                     ", column " + std::to_string(At.Column) +
-                     " (the rest of the file was checked)"});
+          {File,
+           "syntax error at line " + std::to_string(At.Line) + ", column " +
+               std::to_string(At.Column) + " (the rest of the file was checked)",
+           At.Offset});
     for (const python::Finding &F : Result.Findings) {
       if (Config.ignores(CheckName) || suppressed(Text, F.Second.Offset))
         continue;
@@ -334,6 +326,39 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
     }
   }
   return SyntaxErrors;
+}
+
+unsigned checkPythonSource(const std::string &File, StringRef Text,
+                           const RuleSet &Rules, TorchVersionJudge &Judge,
+                           PythonConfigs &Configs, PythonFixMode FixMode,
+                           std::vector<ClangTidyError> &Findings,
+                           std::vector<FileProblem> &Errors) {
+  return checkPythonTexts({{File, Text}}, Rules, Judge, Configs, FixMode,
+                          Findings, Errors)[File];
+}
+
+std::map<std::string, unsigned>
+checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
+                 TorchVersionJudge &Judge, PythonConfigs &Configs,
+                 PythonFixMode FixMode,
+                 std::vector<ClangTidyError> &Findings,
+                 std::vector<FileProblem> &Errors, ContentStamps &Read) {
+  // Every file first, so that names one imports from another are followed.
+  std::vector<std::unique_ptr<MemoryBuffer>> Buffers;
+  std::vector<std::pair<std::string, StringRef>> Texts;
+  for (const std::string &File : Files) {
+    auto Buffer = MemoryBuffer::getFile(File);
+    if (!Buffer) {
+      Errors.push_back({File, "cannot read: " + Buffer.getError().message()});
+      continue;
+    }
+    StringRef Text = (*Buffer)->getBuffer();
+    Read.record(resolvedPath(File), ContentStamp::of(Text));
+    Texts.emplace_back(File, Text);
+    Buffers.push_back(std::move(*Buffer));
+  }
+  return checkPythonTexts(Texts, Rules, Judge, Configs, FixMode, Findings,
+                          Errors);
 }
 
 } // namespace ddpguard

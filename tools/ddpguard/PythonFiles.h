@@ -62,24 +62,34 @@ private:
   bool PythonAsked = false;
 };
 
-/// Checks each of Files (absolute paths) under its configuration (the
-/// configuration files' errors stay in Configs) and appends its findings, each
-/// with the broadcast fix (the keyword set to False at the construction),
-/// and the problems that kept a file from being checked; records what each
-/// file held in Read, so that --fix writes only over that. Returns the
-/// number of syntax errors per file.
 /// The fix Python findings carry (--fix-mode): the broadcast keyword set to
 /// False at the construction (broadcast); the first forward run inside
 /// `with model.no_sync():` (once-per-backward: each step still starts from
 /// rank 0's buffers); none (fuse, C++ only).
 enum class PythonFixMode { Broadcast, NoSync, None };
 
-std::map<std::string, unsigned> checkPythonFiles(const std::vector<std::string> &Files,
-                          const RuleSet &Rules, TorchVersionJudge &Judge,
-                          PythonConfigs &Configs, PythonFixMode FixMode,
-                          std::vector<clang::tidy::ClangTidyError> &Findings,
-                          std::vector<FileProblem> &Errors,
-                          ContentStamps &Read);
+/// Checks each of Files (absolute paths), together (a name one imports from
+/// another is followed there), each under its configuration (the
+/// configuration files' errors stay in Configs), and appends its findings,
+/// each with the fix of FixMode or the note saying why it is withheld, and
+/// the problems that kept a file from being checked; records what each file
+/// held in Read, so that --fix writes only over that. Returns the number of
+/// syntax errors per file.
+std::map<std::string, unsigned>
+checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
+                 TorchVersionJudge &Judge, PythonConfigs &Configs,
+                 PythonFixMode FixMode,
+                 std::vector<clang::tidy::ClangTidyError> &Findings,
+                 std::vector<FileProblem> &Errors, ContentStamps &Read);
+
+/// Checks Text, the source of File (an absolute path; read from standard
+/// input under --stdin-filename), on its own, as checkPythonFiles does.
+/// Returns the number of syntax errors.
+unsigned checkPythonSource(const std::string &File, llvm::StringRef Text,
+                           const RuleSet &Rules, TorchVersionJudge &Judge,
+                           PythonConfigs &Configs, PythonFixMode FixMode,
+                           std::vector<clang::tidy::ClangTidyError> &Findings,
+                           std::vector<FileProblem> &Errors);
 
 } // namespace ddpguard
 

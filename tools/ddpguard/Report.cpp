@@ -29,19 +29,25 @@ const DiagnosticMessage *broadcastFixNote(const ClangTidyError &F) {
   return nullptr;
 }
 
+void LineTable::FileLines::assign(std::string Contents) {
+  Text = std::move(Contents);
+  Starts = {0};
+  for (size_t I = 0; I < Text.size(); ++I)
+    if (Text[I] == '\n')
+      Starts.push_back(I + 1);
+}
+
 LineTable::FileLines &LineTable::load(const std::string &File) {
   auto [It, Inserted] = Files.try_emplace(File);
   if (Inserted) {
-    It->second.Starts.push_back(0);
-    if (auto Buffer = llvm::MemoryBuffer::getFile(File)) {
-      It->second.Text = (*Buffer)->getBuffer().str();
-      llvm::StringRef Text = It->second.Text;
-      for (size_t I = 0; I < Text.size(); ++I)
-        if (Text[I] == '\n')
-          It->second.Starts.push_back(I + 1);
-    }
+    auto Buffer = llvm::MemoryBuffer::getFile(File);
+    It->second.assign(Buffer ? (*Buffer)->getBuffer().str() : "");
   }
   return It->second;
+}
+
+void LineTable::provide(const std::string &File, llvm::StringRef Text) {
+  Files[File].assign(Text.str());
 }
 
 std::pair<unsigned, unsigned> LineTable::position(const std::string &File,
@@ -149,8 +155,16 @@ void writeJson(llvm::raw_ostream &OS, const RunReport &Report,
     Warnings.push_back(std::move(Item));
   }
   json::Array ErrorItems;
-  for (const FileProblem &E : Report.Errors)
-    ErrorItems.push_back(json::Object{{"file", E.File}, {"message", E.Message}});
+  for (const FileProblem &E : Report.Errors) {
+    json::Object Item{{"file", E.File}, {"message", E.Message}};
+    if (E.Offset) {
+      auto [Line, Column] = Lines.position(E.File, *E.Offset);
+      Item["offset"] = *E.Offset;
+      Item["line"] = Line;
+      Item["column"] = Column;
+    }
+    ErrorItems.push_back(std::move(Item));
+  }
   json::Object Document{{"version", 1},
                         {"findings", std::move(Items)},
                         {"errors", std::move(ErrorItems)}};

@@ -6,6 +6,7 @@
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,15 @@ public:
   llvm::StringRef text(const std::string &File);
   /// Line (1-based) of File without its line break; empty past the end.
   llvm::StringRef lineText(const std::string &File, unsigned Line);
+  /// Use Text as the contents of File instead of reading it from disk (a
+  /// source read from standard input).
+  void provide(const std::string &File, llvm::StringRef Text);
 
 private:
   struct FileLines {
     std::string Text;
     std::vector<unsigned> Starts;
+    void assign(std::string Contents);
   };
   FileLines &load(const std::string &File);
   std::map<std::string, FileLines> Files;
@@ -34,6 +39,8 @@ private:
 struct FileProblem {
   std::string File;
   std::string Message;
+  /// Where in File, when the problem has a place (a syntax error).
+  std::optional<unsigned> Offset = std::nullopt;
 };
 
 /// The note that says the fix on F's warning sets broadcast_buffers to
