@@ -756,6 +756,15 @@ void Translator::handle(const Stmt *S, unsigned Block) {
   if (Modules && handleModuleCall(S, Block))
     return;
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
+    if (Modules)
+      if (std::optional<ParameterWrite> Write =
+              Modules->matchParameterWrite(Call)) {
+        SiteId Site = addSite({Call});
+        Result.Graph.append(Block,
+                            Event::write(Site, WriteKind::InPlace,
+                                         {parametersOf(Write->Module)}));
+        Result.ParameterWrites.push_back({Site, std::move(*Write)});
+      }
     if (isOutOfSight(Call)) {
       // The callee may keep what it is given (a tensor is a handle).
       llvm::SmallVector<const Expr *, 4> Args(Call->arguments());

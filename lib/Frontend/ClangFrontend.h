@@ -112,6 +112,8 @@ struct TranslatedFunction {
       ParameterSetModules;
   /// The steps that write, by their site.
   std::vector<std::pair<model::SiteId, const Optimizer *>> Steps;
+  /// The in-place writes to parameters outside optimizers, by their site.
+  std::vector<std::pair<model::SiteId, ParameterWrite>> ParameterWrites;
   /// By parameter index: the origin standing for the parameter's history.
   std::vector<model::OriginId> ParameterOrigins;
   /// By parameter index: the value standing for the parameter.
@@ -139,8 +141,8 @@ struct TranslatedFunction {
   bool Failed = false;
 };
 
-/// With Modules, forwards of plain modules and optimizer steps are events
-/// too, and every forward saves its module's parameters as ModuleCalls says;
+/// With Modules, forwards of plain modules, optimizer steps and in-place
+/// writes to parameters are events too, and every forward saves its module's parameters as ModuleCalls says;
 /// without, the graph has the DDP events alone.
 TranslatedFunction translateFunction(const clang::FunctionDecl *Function,
                                      DDPObjects &Objects,

@@ -118,17 +118,177 @@ static const ValueDecl *moduleOf(const Expr *E, DDPObjects &Objects) {
   return Objects.objectOf(E);
 }
 
-const ValueDecl *ModuleCalls::parametersOf(const Expr *Params) {
+/// Local variables are followed through their initialisers this deep:
+/// enough for `auto &w = t[i]` over `auto t = M->parameters()`, and an end
+/// on code that names a variable in its own initialiser.
+static constexpr unsigned MaxDepth = 8;
+
+/// A local variable with an initialiser that E names.
+static const VarDecl *localVariable(const Expr *E) {
+  const auto *Ref = dyn_cast_or_null<DeclRefExpr>(skipImplicit(E));
+  const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  return Var && Var->isLocalVarDecl() && Var->getInit() ? Var : nullptr;
+}
+
+const ValueDecl *ModuleCalls::parametersOf(const Expr *Params,
+                                           unsigned Depth) {
+  if (Depth > MaxDepth)
+    return nullptr;
   Params = skipImplicit(Params);
-  if (const auto *Call = dyn_cast_or_null<CXXMemberCallExpr>(Params))
-    if (nameOf(Call->getMethodDecl()) == "parameters")
+  if (const auto *Call = dyn_cast_or_null<CXXMemberCallExpr>(Params)) {
+    StringRef Name = nameOf(Call->getMethodDecl());
+    if (Name == "parameters" || Name == "named_parameters")
       return moduleOf(calledOn(Call), Objects);
+    // `M->named_parameters().values()`.
+    if (Name == "values")
+      return parametersOf(calledOn(Call), Depth + 1);
+  }
   // A local vector of one module's parameters.
-  if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(Params))
-    if (const auto *Var = dyn_cast<VarDecl>(Ref->getDecl()))
-      if (Var->isLocalVarDecl() && Var->getInit())
-        return parametersOf(Var->getInit());
+  if (const VarDecl *Var = localVariable(Params))
+    return parametersOf(Var->getInit(), Depth + 1);
   return nullptr;
+}
+
+const ValueDecl *ModuleCalls::rangeOwner(const VarDecl *Var, unsigned Depth) {
+  // `for (auto &p : R)` is `auto &&__range = R; auto __begin =
+  // __range.begin(); ...; auto &p = *__begin;`.
+  const Expr *Init = skipImplicit(Var->getInit());
+  const Expr *Iterator = nullptr;
+  if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Init)) {
+    if (Op->getOperator() == OO_Star && Op->getNumArgs() == 1)
+      Iterator = Op->getArg(0);
+  } else if (const auto *Unary = dyn_cast_or_null<UnaryOperator>(Init)) {
+    if (Unary->getOpcode() == UO_Deref)
+      Iterator = Unary->getSubExpr();
+  }
+  const VarDecl *Begin = localVariable(Iterator);
+  if (!Begin)
+    return nullptr;
+  const Expr *Range = skipImplicit(Begin->getInit());
+  if (const auto *Member = dyn_cast_or_null<CXXMemberCallExpr>(Range))
+    Range = Member->getImplicitObjectArgument();
+  else if (const auto *Call = dyn_cast_or_null<CallExpr>(Range))
+    Range = Call->getNumArgs() == 1 ? Call->getArg(0) : nullptr;
+  const VarDecl *RangeVar = localVariable(Range);
+  return RangeVar ? parametersOf(RangeVar->getInit(), Depth + 1) : nullptr;
+}
+
+static bool isTensorRecord(const CXXRecordDecl *Record) {
+  if (!Record)
+    return false;
+  std::string Name = qualifiedName(Record);
+  return Name == "at::Tensor" || Name == "at::TensorBase";
+}
+
+static bool isTensorType(QualType Type) {
+  return isTensorRecord(Type.getNonReferenceType()->getAsCXXRecordDecl());
+}
+
+/// Tensor methods whose result is a view sharing its object's version
+/// counter, so that an in-place write to it bumps the object's. `data()` is
+/// not one: its version counter is a new one.
+static bool isView(StringRef Name) {
+  return llvm::StringSwitch<bool>(Name)
+      .Cases("view", "view_as", "slice", "narrow", "select", "t", true)
+      .Cases("transpose", "permute", "squeeze", "unsqueeze", "expand", true)
+      .Cases("expand_as", "diagonal", "detach", true)
+      .Default(false);
+}
+
+const ValueDecl *ModuleCalls::parameterOwner(const Expr *Tensor,
+                                             unsigned Depth) {
+  if (Depth > MaxDepth)
+    return nullptr;
+  const Expr *E = skipImplicit(Tensor);
+  if (const VarDecl *Var = localVariable(E))
+    return Var->isCXXForRangeDecl() ? rangeOwner(Var, Depth + 1)
+                                    : parameterOwner(Var->getInit(), Depth + 1);
+  if (const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(E)) {
+    if (Op->getOperator() != OO_Subscript || Op->getNumArgs() != 2)
+      return nullptr;
+    // `w[0]`, a view of a parameter, or `t[i]` of a list of parameters.
+    const Expr *Base = Op->getArg(0);
+    return isTensorType(Base->getType()) ? parameterOwner(Base, Depth + 1)
+                                         : parametersOf(Base, Depth + 1);
+  }
+  if (const auto *Call = dyn_cast_or_null<CXXMemberCallExpr>(E)) {
+    StringRef Name = nameOf(Call->getMethodDecl());
+    const Expr *On = Call->getImplicitObjectArgument();
+    if (isView(Name) && isTensorType(On->getType()))
+      return parameterOwner(On, Depth + 1);
+    if (Name == "at" || Name == "front" || Name == "back")
+      return parametersOf(On, Depth + 1);
+    // `item.value()` in a range-for over `M->named_parameters()`.
+    if (Name == "value")
+      if (const VarDecl *Item = localVariable(On);
+          Item && Item->isCXXForRangeDecl())
+        return rangeOwner(Item, Depth + 1);
+    return nullptr;
+  }
+  // `M->weight`, `M->bias`: a layer's parameters.
+  if (const auto *Member = dyn_cast_or_null<MemberExpr>(E)) {
+    const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
+    if (Field && Field->getIdentifier() &&
+        (Field->getName() == "weight" || Field->getName() == "bias") &&
+        isModuleRecord(dyn_cast<CXXRecordDecl>(Field->getParent())))
+      return moduleOf(Member->getBase(), Objects);
+  }
+  return nullptr;
+}
+
+/// Tensor methods that write their object in place: PyTorch's trailing
+/// underscore, less those that change only autograd's view of it.
+static bool isInPlaceTensorMethod(StringRef Name) {
+  return Name.size() > 1 && Name.ends_with("_") && Name != "requires_grad_" &&
+         Name != "detach_";
+}
+
+std::optional<ParameterWrite>
+ModuleCalls::matchParameterWrite(const Stmt *S) {
+  const auto *Call = dyn_cast<CallExpr>(S);
+  if (!Call)
+    return std::nullopt;
+  ParameterWrite Write;
+  Write.Call = Call;
+  bool OnList = false;
+  if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call)) {
+    const CXXMethodDecl *Method = Member->getMethodDecl();
+    StringRef Name = nameOf(Method);
+    if (!isInPlaceTensorMethod(Name) || !isTensorRecord(Method->getParent()))
+      return std::nullopt;
+    Write.Tensor = Member->getImplicitObjectArgument();
+    Write.Operation = Name.str();
+  } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
+    if (!Op->isAssignmentOp() || Op->getOperator() == OO_Equal ||
+        Op->getNumArgs() != 2 || !isTensorType(Op->getArg(0)->getType()))
+      return std::nullopt;
+    Write.Tensor = Op->getArg(0);
+    Write.Operation =
+        (Twine("operator") + getOperatorSpelling(Op->getOperator())).str();
+  } else {
+    // `torch::nn::init::zeros_(M->bias)`, `torch::_foreach_mul_(list, m)`;
+    // clip_grad_norm_ and its kin write gradients.
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee || !Callee->getIdentifier() || Call->getNumArgs() == 0 ||
+        !isInPlaceTensorMethod(Callee->getName()))
+      return std::nullopt;
+    std::string Qualified = Callee->getQualifiedNameAsString();
+    StringRef Namespace = StringRef(Qualified).rsplit("::").first;
+    if (Namespace != "at" && Namespace != "torch" &&
+        Namespace != "torch::nn::init")
+      return std::nullopt;
+    Write.Tensor = Call->getArg(0);
+    Write.Operation = Qualified;
+    OnList = true;
+  }
+  Write.Module = parameterOwner(Write.Tensor);
+  if (!Write.Module && OnList) {
+    Write.Module = parametersOf(Write.Tensor);
+    Write.WholeList = Write.Module != nullptr;
+  }
+  if (!Write.Module)
+    return std::nullopt;
+  return Write;
 }
 
 /// The construction an initialiser holds (a constructor call,

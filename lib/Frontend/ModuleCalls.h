@@ -60,6 +60,22 @@ struct StepCall {
   const Optimizer *Opt = nullptr;
 };
 
+/// An in-place tensor operation on a module's parameters outside an
+/// optimizer: `p.clamp_(-c, c)` over `M->parameters()`, `t[i].mul_(m)`,
+/// `M->weight += d`, `torch::nn::init::zeros_(M->bias)`.
+struct ParameterWrite {
+  const clang::CallExpr *Call = nullptr;
+  /// The tensor written, as written: `p`, `t[i]`, `M->weight`.
+  const clang::Expr *Tensor = nullptr;
+  /// The module (or DDP object) whose parameters it is.
+  const clang::ValueDecl *Module = nullptr;
+  /// The operation as the notes name it: 'clamp_', 'operator+='.
+  std::string Operation;
+  /// Tensor is a list of the module's parameters (`torch::_foreach_mul_`),
+  /// not one of them.
+  bool WholeList = false;
+};
+
 class ModuleCalls {
 public:
   explicit ModuleCalls(DDPObjects &Objects) : Objects(Objects) {}
@@ -70,14 +86,30 @@ public:
   ParameterSaving savingOf(const clang::ValueDecl *Module);
   /// S is `opt.step()` (or `opt->step()`) on an optimizer variable or member.
   std::optional<StepCall> matchStep(const clang::Stmt *S);
+  /// S writes a module's parameters in place, bumping their version
+  /// counters. A write through `p.data()` does not: its version counter is
+  /// a new one (docs/ground-truth.md, "Optimizer steps and version
+  /// counters"); one through a view (`p.detach()`, `p[0]`) does.
+  std::optional<ParameterWrite> matchParameterWrite(const clang::Stmt *S);
 
 private:
   /// Null when Decl holds no optimizer.
   const Optimizer *optimizer(const clang::ValueDecl *Decl);
   /// The module whose parameters Params (an optimizer's first argument)
-  /// lists: `M->parameters()`, `D.module()->parameters()`, or a local
-  /// vector initialised with one of them.
-  const clang::ValueDecl *parametersOf(const clang::Expr *Params);
+  /// lists: `M->parameters()`, `D.module()->parameters()`,
+  /// `M->named_parameters()` (and its `values()`), or a local vector
+  /// initialised with one of them.
+  const clang::ValueDecl *parametersOf(const clang::Expr *Params,
+                                       unsigned Depth = 0);
+  /// The module whose parameter (or a view of it) Tensor is: an element of
+  /// a list parametersOf follows (`p` of a range-for over it, `t[i]`,
+  /// `item.value()`), `M->weight` or `M->bias`, or a local variable
+  /// initialised with one of them.
+  const clang::ValueDecl *parameterOwner(const clang::Expr *Tensor,
+                                         unsigned Depth = 0);
+  /// The list a range-for's loop variable Var runs over.
+  const clang::ValueDecl *rangeOwner(const clang::VarDecl *Var,
+                                     unsigned Depth);
 
   DDPObjects &Objects;
   llvm::DenseMap<const clang::ValueDecl *, std::optional<Optimizer>>

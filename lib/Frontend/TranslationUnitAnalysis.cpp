@@ -52,6 +52,8 @@ TranslationUnitAnalysis::scan(const FunctionDecl *Function) {
         if (const CXXMethodDecl *Method = Member->getMethodDecl())
           Info.DirectStep |=
               Method->getIdentifier() && Method->getName() == "step";
+      Info.DirectParameterWrite =
+          Info.DirectParameterWrite || Modules.matchParameterWrite(Call);
       if (const FunctionDecl *Callee = visibleCallee(Call, SM)) {
         Info.Callees.push_back(Callee);
       } else if (const FunctionDecl *Opaque = Call->getDirectCallee()) {
@@ -550,15 +552,16 @@ std::vector<Finding> TranslationUnitAnalysis::run() {
 namespace ddpguard {
 namespace clangfe {
 
-void TranslationUnitAnalysis::reportSteps(const TranslatedFunction &T,
-                                          const AnalysisResult &Result,
-                                          std::vector<StepFinding> &Findings) {
+void TranslationUnitAnalysis::reportWrites(
+    const TranslatedFunction &T, const AnalysisResult &Result, WriteKind Kind,
+    std::vector<WriteFinding> &Findings) {
   const SourceManager &SM = Context.getSourceManager();
   auto LocOf = [&](OriginId O) {
     return T.Sites[T.Graph.eventOf(O).Site].Call->getBeginLoc();
   };
   for (const Clobber &C : Result.Clobbers) {
-    if (!T.Graph.isWriteOrigin(C.Writer))
+    if (!T.Graph.isWriteOrigin(C.Writer) ||
+        T.Graph.eventOf(C.Writer).Writes != Kind)
       continue;
     // The first saver in the source whose graph a later backward traverses.
     std::optional<std::pair<OriginId, SiteId>> Best;
@@ -571,51 +574,64 @@ void TranslationUnitAnalysis::reportSteps(const TranslatedFunction &T,
     if (!Best)
       continue;
     const Event &Write = T.Graph.eventOf(C.Writer);
-    StepFinding F;
+    WriteFinding F;
     F.Function = T.Function;
-    F.Step = T.Sites[Write.Site];
+    F.Write = T.Sites[Write.Site];
     F.Forward = T.Sites[T.Graph.eventOf(Best->first).Site];
     F.Backward = T.Sites[Best->second];
     for (auto [Site, Opt] : T.Steps)
       if (Site == Write.Site)
         F.Opt = Opt;
+    for (const auto &[Site, InPlace] : T.ParameterWrites)
+      if (Site == Write.Site)
+        F.InPlace = InPlace;
     for (auto [Set, Module] : T.ParameterSetModules)
       if (llvm::is_contained(Write.Sets, Set))
         F.Module = Module;
-    SourceLocation StepLoc = F.Step.Call->getBeginLoc();
+    SourceLocation WriteLoc = F.Write.Call->getBeginLoc();
     SourceLocation BackwardLoc = F.Backward.Call->getBeginLoc();
-    if (!SM.isBeforeInTranslationUnit(StepLoc, BackwardLoc))
-      F.Loop = commonLoop(T.Function, StepLoc, BackwardLoc);
+    if (!SM.isBeforeInTranslationUnit(WriteLoc, BackwardLoc))
+      F.Loop = commonLoop(T.Function, WriteLoc, BackwardLoc);
     Findings.push_back(F);
   }
 }
 
-std::vector<StepFinding> TranslationUnitAnalysis::runSteps() {
-  std::vector<StepFinding> Findings;
+std::vector<WriteFinding>
+TranslationUnitAnalysis::runWrites(WriteKind Kind, bool ScanInfo::*Writes) {
+  std::vector<WriteFinding> Findings;
   llvm::DenseSet<const FunctionDecl *> Done;
   for (const FunctionDecl *Function : functionsToAnalyse()) {
     if (!Done.insert(Function).second)
       continue;
     ScanInfo Info = scan(Function);
-    if (!Info.DirectStep ||
+    if (!(Info.*Writes) ||
         !(Info.DirectBackward ||
           llvm::any_of(Info.Callees, [&](const FunctionDecl *Callee) {
             return needsSummary(Callee);
           })))
       continue;
     TranslatedFunction T = translateFunction(Function, Objects, *this, &Modules);
-    if (T.Failed || T.Steps.empty())
+    if (T.Failed || (Kind == WriteKind::Step ? T.Steps.empty()
+                                             : T.ParameterWrites.empty()))
       continue;
     model::AnalysisOptions Options;
     Options.ListHazards = false;
-    reportSteps(T, analyzeHazards(T.Graph, Options), Findings);
+    reportWrites(T, analyzeHazards(T.Graph, Options), Kind, Findings);
   }
   const SourceManager &SM = Context.getSourceManager();
-  llvm::stable_sort(Findings, [&](const StepFinding &A, const StepFinding &B) {
-    return SM.isBeforeInTranslationUnit(A.Step.Call->getBeginLoc(),
-                                        B.Step.Call->getBeginLoc());
+  llvm::stable_sort(Findings, [&](const WriteFinding &A, const WriteFinding &B) {
+    return SM.isBeforeInTranslationUnit(A.Write.Call->getBeginLoc(),
+                                        B.Write.Call->getBeginLoc());
   });
   return Findings;
+}
+
+std::vector<WriteFinding> TranslationUnitAnalysis::runSteps() {
+  return runWrites(WriteKind::Step, &ScanInfo::DirectStep);
+}
+
+std::vector<WriteFinding> TranslationUnitAnalysis::runParameterWrites() {
+  return runWrites(WriteKind::InPlace, &ScanInfo::DirectParameterWrite);
 }
 
 } // namespace clangfe

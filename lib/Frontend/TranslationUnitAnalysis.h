@@ -47,18 +47,21 @@ struct Finding {
   std::optional<std::pair<Site, Site>> OncePerBackwardFails;
 };
 
-/// An optimizer step that writes parameters a forward saved, before a
-/// backward through that forward's graph.
-struct StepFinding {
+/// A write to parameters a forward saved (an optimizer step, or an in-place
+/// operation outside one), before a backward through that forward's graph.
+struct WriteFinding {
   const clang::FunctionDecl *Function = nullptr;
+  /// A step: its optimizer.
   const Optimizer *Opt = nullptr;
-  /// The module (or DDP object) whose parameters the step writes.
+  /// An in-place operation outside an optimizer.
+  std::optional<ParameterWrite> InPlace;
+  /// The module (or DDP object) whose parameters are written.
   const clang::ValueDecl *Module = nullptr;
-  Site Step;
+  Site Write;
   Site Forward;
   Site Backward;
   /// Set when the backward that fails runs in a later iteration of this
-  /// loop than the step.
+  /// loop than the write.
   const clang::Stmt *Loop = nullptr;
 };
 
@@ -74,8 +77,11 @@ public:
   std::vector<Finding> run();
   /// Steps that write saved parameters, sorted by the step's location. Only
   /// functions that call step() on an optimizer and reach a backward are
-  /// translated, a second time, with plain modules' forwards and the steps.
-  std::vector<StepFinding> runSteps();
+  /// translated, a second time, with plain modules' forwards and the writes.
+  std::vector<WriteFinding> runSteps();
+  /// In-place writes to saved parameters outside optimizers, sorted by
+  /// location; as runSteps, for functions that write parameters in place.
+  std::vector<WriteFinding> runParameterWrites();
 
   const Summary *summaryFor(const clang::FunctionDecl *Callee) override;
   bool reachesOutOfSight(const clang::FunctionDecl *Callee) override;
@@ -89,6 +95,8 @@ private:
     bool DirectBackward = false;
     /// Calls a method named step (an optimizer's, perhaps).
     bool DirectStep = false;
+    /// Writes a module's parameters in place (ModuleCalls).
+    bool DirectParameterWrite = false;
     /// Calls a function whose body is not visible, or names a member or a
     /// mutable global.
     bool DirectOutOfSight = false;
@@ -112,9 +120,13 @@ private:
                            llvm::MutableArrayRef<Finding> Findings);
   /// The candidates and the lambdas written in them.
   std::vector<const clang::FunctionDecl *> functionsToAnalyse() const;
-  void reportSteps(const TranslatedFunction &T,
-                   const model::AnalysisResult &Result,
-                   std::vector<StepFinding> &Findings);
+  /// The findings of writes of Kind, in the functions that Writes (of a
+  /// ScanInfo) selects and that reach a backward.
+  std::vector<WriteFinding> runWrites(model::WriteKind Kind,
+                                      bool ScanInfo::*Writes);
+  void reportWrites(const TranslatedFunction &T,
+                    const model::AnalysisResult &Result, model::WriteKind Kind,
+                    std::vector<WriteFinding> &Findings);
   const clang::Stmt *commonLoop(const clang::FunctionDecl *Function,
                                 clang::SourceLocation A,
                                 clang::SourceLocation B);

@@ -22,8 +22,15 @@ inline constexpr llvm::StringLiteral MultipleForwardBeforeBackward =
 inline constexpr llvm::StringLiteral OptimizerStepBeforeBackward =
     "optimizer-step-before-backward";
 
+/// An in-place write to parameters outside an optimizer, between a forward
+/// that saved them and a backward through it
+/// (ParameterWriteBeforeBackwardCheck.md).
+inline constexpr llvm::StringLiteral ParameterWriteBeforeBackward =
+    "parameter-write-before-backward";
+
 inline constexpr llvm::StringLiteral All[] = {MultipleForwardBeforeBackward,
-                                              OptimizerStepBeforeBackward};
+                                              OptimizerStepBeforeBackward,
+                                              ParameterWriteBeforeBackward};
 
 inline bool isDdpguardCheck(llvm::StringRef Name) {
   for (llvm::StringRef Check : All)

@@ -3,6 +3,7 @@
 #include "CheckNames.h"
 #include "MultipleForwardBeforeBackwardCheck.h"
 #include "OptimizerStepBeforeBackwardCheck.h"
+#include "ParameterWriteBeforeBackwardCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 
@@ -17,6 +18,8 @@ public:
         checks::MultipleForwardBeforeBackward);
     CheckFactories.registerCheck<OptimizerStepBeforeBackwardCheck>(
         checks::OptimizerStepBeforeBackward);
+    CheckFactories.registerCheck<ParameterWriteBeforeBackwardCheck>(
+        checks::ParameterWriteBeforeBackward);
   }
 };
 
@@ -26,4 +29,4 @@ public:
 static clang::tidy::ClangTidyModuleRegistry::Add<ddpguard::tidy::DDPGuardModule>
     X("ddpguard-module", "Checks for tensors a forward saved for backward and "
                          "a write overwrites: DDP buffer broadcasts, "
-                         "optimizer steps.");
+                         "optimizer steps, in-place writes to parameters.");

@@ -22,7 +22,8 @@ import sys
 # The check the options are for, and every check the CLI runs
 # (lib/Tidy/CheckNames.h): clang-tidy runs the same ones.
 CHECK = "ddp-multiple-forward-before-backward"
-CHECKS = [CHECK, "optimizer-step-before-backward"]
+CHECKS = [CHECK, "optimizer-step-before-backward",
+          "parameter-write-before-backward"]
 
 
 def run(cmd, **kwargs):

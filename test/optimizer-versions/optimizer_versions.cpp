@@ -197,6 +197,11 @@ int main() {
           L->weight.data().mul_(0.5);
           L->bias.data().mul_(0.5);
         }));
+  print("control: p.detach().mul_(0.5)",
+        measure(Sgd, [](Optimizer &, torch::nn::Linear &L, const torch::Tensor &) {
+          L->weight.detach().mul_(0.5);
+          L->bias.detach().mul_(0.5);
+        }));
   std::cerr << "version\tcpp\t" << TORCH_VERSION << "\n";
   return 0;
 }

@@ -155,8 +155,13 @@ def main():
         lin.weight.data.mul_(0.5)
         lin.bias.data.mul_(0.5)
 
+    def detached(opt, lin):
+        lin.weight.detach().mul_(0.5)
+        lin.bias.detach().mul_(0.5)
+
     print(f"case\tcontrol: p.mul_(0.5) under no_grad\tloop\t{measure(sgd, write=inplace)[0]}")
     print(f"case\tcontrol: p.data.mul_(0.5)\tloop\t{measure(sgd, write=data)[0]}")
+    print(f"case\tcontrol: p.detach().mul_(0.5)\tloop\t{measure(sgd, write=detached)[0]}")
     print(f"version\tpython\t{torch.__version__}", file=sys.stderr)
 
 

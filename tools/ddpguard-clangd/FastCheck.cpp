@@ -13,8 +13,9 @@
 //   ddpguard-clangd --check=examples/contrastive/train.cpp --check-tidy-time
 // on <torch/torch.h> (LibTorch 2.11): AST build 201 ms, the check -0%
 // (below clangd's 3% accuracy target). bench/clangd re-measures it. The
-// step check scans the same candidates and translates only functions that
-// call step() and reach a backward; bench/checker measures both together.
+// write checks scan the same candidates and translate only functions that
+// call step() or write parameters in place and reach a backward;
+// bench/checker measures all three together.
 //
 //===----------------------------------------------------------------------===//
 

@@ -9,8 +9,9 @@
 // --fix applies them (over exactly what was parsed, through links) and
 // re-checks the fixed files. Exit status: 0 clean, 1 findings, 2 any error
 // (usage, parse, configuration, compilation database, I/O). The behaviour is
-// documented in lib/Tidy/MultipleForwardBeforeBackwardCheck.md and
-// lib/Tidy/OptimizerStepBeforeBackwardCheck.md.
+// documented in lib/Tidy/MultipleForwardBeforeBackwardCheck.md,
+// lib/Tidy/OptimizerStepBeforeBackwardCheck.md and
+// lib/Tidy/ParameterWriteBeforeBackwardCheck.md.
 //
 // Without files, every translation unit of the -p database is checked, and
 // one whose preprocessed tokens name no wrapper of the rule set and no

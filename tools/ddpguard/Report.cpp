@@ -550,18 +550,45 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
             "optimizer's `step()`, or run the forward again after the step; "
             "both change what training computes, so no fix is offered."}}},
       {"defaultConfiguration", json::Object{{"level", "warning"}}}};
+  json::Object WriteRule{
+      {"id", checks::ParameterWriteBeforeBackward},
+      {"name", "ParameterWriteBeforeBackward"},
+      {"shortDescription",
+       json::Object{{"text", "An in-place write to parameters outside an "
+                             "optimizer between a forward and a backward "
+                             "through its graph"}}},
+      {"fullDescription",
+       json::Object{{"text", "Weight clipping, an EMA update or a copy into "
+                             "a module's parameters bumps their version "
+                             "counters in any grad mode; the forward saved "
+                             "them for backward, and the later backward "
+                             "through its graph fails."}}},
+      {"help",
+       json::Object{
+           {"text",
+            "Finish every backward through the module's graph before the "
+            "write, or run the forward again after it; both change what "
+            "training computes, so no fix is offered."},
+           {"markdown",
+            "Finish every `backward()` through the module's graph before the "
+            "in-place write, or run the forward again after it; both change "
+            "what training computes, so no fix is offered."}}},
+      {"defaultConfiguration", json::Object{{"level", "warning"}}}};
   if (!Options.HelpUriBase.empty()) {
     Rule["helpUri"] =
         (Options.HelpUriBase + checks::MultipleForwardBeforeBackward).str();
     StepRule["helpUri"] =
         (Options.HelpUriBase + checks::OptimizerStepBeforeBackward).str();
+    WriteRule["helpUri"] =
+        (Options.HelpUriBase + checks::ParameterWriteBeforeBackward).str();
   }
   json::Object Run{
       {"tool",
        json::Object{{"driver", json::Object{{"name", "ddpguard"},
                                             {"version", DDPGUARD_VERSION},
                                             {"rules", json::Array{std::move(Rule),
-                                                                  std::move(StepRule)}}}}}},
+                                                                  std::move(StepRule),
+                                                                  std::move(WriteRule)}}}}}},
       {"results", std::move(Results)},
       {"invocations",
        json::Array{json::Object{

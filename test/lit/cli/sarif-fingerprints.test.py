@@ -146,5 +146,6 @@ assert all("helpUri" not in rule for rule in rules), rules
 helped = sarif("help", original, "--sarif-help-uri-base=https://example.org/ddpguard/rules/")
 assert [rule["helpUri"] for rule in helped["tool"]["driver"]["rules"]] == [
     "https://example.org/ddpguard/rules/ddp-multiple-forward-before-backward",
-    "https://example.org/ddpguard/rules/optimizer-step-before-backward"], helped
+    "https://example.org/ddpguard/rules/optimizer-step-before-backward",
+    "https://example.org/ddpguard/rules/parameter-write-before-backward"], helped
 print("ok")

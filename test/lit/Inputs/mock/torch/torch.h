@@ -59,7 +59,14 @@ public:
   Tensor mean() const;
   Tensor pow(double) const;
   Tensor t() const;
-  Tensor &add_(const Tensor &);
+  Tensor &add_(const Tensor &, double Alpha = 1);
+  Tensor &mul_(double);
+  Tensor &clamp_(double Min, double Max);
+  Tensor &copy_(const Tensor &);
+  Tensor &zero_();
+  Tensor &requires_grad_(bool = true);
+  Tensor data() const;
+  Tensor operator[](int64_t) const;
   template <typename T> T item() const;
   int64_t size(int64_t Dim) const;
   Tensor operator+(const Tensor &) const;
@@ -95,6 +102,7 @@ using at::NoGradGuard;
 using at::AutoGradMode;
 using c10::InferenceMode;
 void manual_seed(uint64_t);
+void _foreach_mul_(std::vector<Tensor> Tensors, double);
 
 namespace autograd {
 using variable_list = std::vector<Tensor>;
@@ -108,6 +116,12 @@ variable_list grad(const variable_list &Outputs, const variable_list &Inputs,
 } // namespace autograd
 
 namespace nn {
+namespace init {
+Tensor zeros_(Tensor);
+} // namespace init
+namespace utils {
+double clip_grad_norm_(std::vector<Tensor> Parameters, double MaxNorm);
+} // namespace utils
 class Module {
 public:
   virtual ~Module() = default;
@@ -115,6 +129,13 @@ public:
   Tensor &register_buffer(std::string Name, Tensor Buffer);
   Tensor &register_parameter(std::string Name, Tensor Parameter);
   std::vector<Tensor> parameters() const;
+  // LibTorch's is an OrderedDict<std::string, Tensor>, whose items have
+  // key() and value().
+  struct NamedParameter {
+    const std::string &key() const;
+    Tensor &value();
+  };
+  std::vector<NamedParameter> named_parameters() const;
   void train(bool On = true);
   void eval();
 };
@@ -144,6 +165,7 @@ class LinearImpl : public Module {
 public:
   LinearImpl(int64_t In, int64_t Out);
   Tensor forward(const Tensor &);
+  Tensor weight, bias;
 };
 TORCH_MODULE(Linear);
 // Options as LibTorch's: chained setters (test/lit/checker/saved-buffers.cpp).
