@@ -1,11 +1,13 @@
 # Finds the dependencies of each part; a missing one stops configure with one
 # line naming the Debian package and the command that installs it.
 
+# The leading space keeps CMake from wrapping the line. pip install builds
+# through CMake too, so the line says that building needs these packages.
 function(ddpguard_require found package what)
   if(NOT ${found})
     message(FATAL_ERROR
-      "ddpguard: ${what} not found: install the Debian package '${package}' "
-      "(scripts/setup.sh, or: apt-get install ${package})")
+      " ddpguard: ${what} not found: building ddpguard (pip install too) needs it: "
+      "install the Debian package '${package}' (scripts/setup.sh, or: apt-get install ${package})")
   endif()
 endfunction()
 

@@ -6,6 +6,41 @@
 set(DDPGUARD_WHEELHOUSE "" CACHE PATH
   "Where scripts/setup.sh keeps downloads (default: ~/.cache/ddpguard/wheels)")
 
+# Downloads the pinned sdists into the wheelhouse when one is missing, so a
+# build (pip install . too) needs no scripts/setup.sh first: with pip, which
+# checks the hashes (and the caller checks them again). Under pip's build
+# isolation PYTHONPATH hides pip from the interpreter that runs the build.
+function(ddpguard_fetch_tree_sitter_sources wheelhouse requirements pins)
+  foreach(pin IN LISTS pins)
+    string(REGEX MATCH "^([a-z-]+)==([0-9.]+)" _ "${pin}")
+    string(REPLACE "-" "_" underscored "${CMAKE_MATCH_1}")
+    if(NOT EXISTS "${wheelhouse}/${CMAKE_MATCH_1}-${CMAKE_MATCH_2}.tar.gz" AND
+       NOT EXISTS "${wheelhouse}/${underscored}-${CMAKE_MATCH_2}.tar.gz")
+      set(missing TRUE)
+    endif()
+  endforeach()
+  if(NOT missing)
+    return()
+  endif()
+  # pip install's interpreter, else the project's .venv, else the system's.
+  set(python "${Python_EXECUTABLE}")
+  if(NOT python AND EXISTS "${DDPGUARD_PYTHON}")
+    set(python "${DDPGUARD_PYTHON}")
+  endif()
+  if(NOT python)
+    find_program(python NAMES python3 python)
+  endif()
+  message(STATUS "ddpguard: downloading the tree-sitter sources into ${wheelhouse}")
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" -E env --unset=PYTHONPATH --unset=PYTHONNOUSERSITE
+      "${python}" -m pip download -q --no-binary :all: --no-deps --require-hashes
+      -d "${wheelhouse}" -r "${requirements}"
+    RESULT_VARIABLE failed)
+  if(failed)
+    message(WARNING "ddpguard: pip download of ${requirements} failed")
+  endif()
+endfunction()
+
 function(ddpguard_add_tree_sitter target)
   set(wheelhouse "${DDPGUARD_WHEELHOUSE}")
   if(NOT wheelhouse)
@@ -17,8 +52,9 @@ function(ddpguard_add_tree_sitter target)
       set(wheelhouse "$ENV{HOME}/.cache/ddpguard/wheels")
     endif()
   endif()
-  file(STRINGS "${PROJECT_SOURCE_DIR}/scripts/requirements-tree-sitter.txt" pins
-    REGEX "^[a-z-]+==")
+  set(requirements "${PROJECT_SOURCE_DIR}/scripts/requirements-tree-sitter.txt")
+  file(STRINGS "${requirements}" pins REGEX "^[a-z-]+==")
+  ddpguard_fetch_tree_sitter_sources("${wheelhouse}" "${requirements}" "${pins}")
   set(root "${CMAKE_CURRENT_BINARY_DIR}/tree-sitter")
   foreach(pin IN LISTS pins)
     string(REGEX MATCH "^([a-z-]+)==([0-9.]+) --hash=sha256:([0-9a-f]+)" _ "${pin}")
@@ -34,7 +70,7 @@ function(ddpguard_add_tree_sitter target)
     endforeach()
     if(NOT archive)
       message(FATAL_ERROR "ddpguard: the ${name} ${version} sources are not in "
-        "${wheelhouse}: run scripts/setup.sh (or set DDPGUARD_WHEELHOUSE)")
+        "${wheelhouse} and could not be downloaded: run scripts/setup.sh (or set DDPGUARD_WHEELHOUSE)")
     endif()
     file(SHA256 "${archive}" actual)
     if(NOT actual STREQUAL hash)

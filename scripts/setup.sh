@@ -88,6 +88,16 @@ if ((sources_missing)); then
   "$repo/.venv/bin/python" -m pip download -q --no-binary :all: --no-deps --require-hashes \
     -d "$wheelhouse" -r "$repo/scripts/requirements-tree-sitter.txt"
 fi
+# pip install . builds with scikit-build-core (pyproject.toml); kept in the
+# wheelhouse so that test/python/test_install.py builds the wheel offline.
+while read -r pin _; do
+  name=${pin%%==*} version=${pin##*==}
+  if ! compgen -G "$wheelhouse/${name//-/_}-$version-*.whl" >/dev/null; then
+    "$repo/.venv/bin/python" -m pip download -q --no-deps --require-hashes \
+      -d "$wheelhouse" -r "$repo/scripts/requirements-wheel-build.txt"
+    break
+  fi
+done < <(grep '==' "$repo/scripts/requirements-wheel-build.txt")
 if [[ ${DDPGUARD_SKIP_NEWEST_TORCH:-0} != 1 ]]; then
   install_venv "$repo/.venvs/torch-2.15.0" "$repo/scripts/requirements-torch-2.15.0.txt"
 fi
