@@ -48,6 +48,7 @@ JSON (`<torch>/check.log`) and this summary (`summary.txt`).
 """
 import argparse
 import concurrent.futures
+import filecmp
 import json
 import os
 import re
