@@ -242,6 +242,30 @@ private:
   /// Whether the value of expression N is a DDP object in scope S; fills
   /// Info when it is.
   bool isDDPValue(TSNode N, const Scope &S, Binding *Info) const;
+  /// A plain module a name is bound to, as far as steps go: the key of its
+  /// parameter set (a DDP object's is its wrapped module's) and whether its
+  /// forward saves a parameter (docs/ground-truth.md, "Which parameters a
+  /// module's forward saves").
+  enum class ParameterSaves { Never, IfInputRequiresGrad, Always };
+  struct ModuleInfo {
+    std::string Key;
+    ParameterSaves Saves = ParameterSaves::Always;
+  };
+  std::optional<ModuleInfo> moduleNamed(TSNode N, const Scope &S,
+                                        unsigned Depth = 0) const;
+  std::optional<ParameterSaves> constructedModule(TSNode Call, const Scope &S,
+                                                  unsigned Depth) const;
+  /// An optimizer a name is bound to: Adam(model.parameters(), ...).
+  struct OptimizerInfo {
+    std::string ParametersOf;
+    std::string Class;
+    bool Bumps = true;
+    bool Assumed = false;
+  };
+  std::optional<OptimizerInfo> optimizerNamed(TSNode N, const Scope &S) const;
+  /// The right sides assigned to the name or self attribute N in S (and the
+  /// module's code, or the class's methods).
+  std::vector<TSNode> assignedTo(TSNode N, const Scope &S) const;
   /// Whether expression N surely does not require grad in S: literals,
   /// torch's factories (torch.randn, torch.zeros_like, ...), what is
   /// computed from them only, and names bound only to such.
@@ -887,6 +911,172 @@ const Binding *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
   return nullptr;
 }
 
+std::vector<TSNode> Frontend::assignedTo(TSNode N, const Scope &S) const {
+  std::vector<TSNode> Found;
+  std::string Key = bindingKey(N, S);
+  if (Key.empty())
+    return Found;
+  auto Scan = [&](const std::vector<TSNode> &Bindings, const Scope &In) {
+    for (TSNode A : Bindings) {
+      if (type(A) != "assignment")
+        continue;
+      forEachTarget(field(A, "left"), [&](TSNode Target) {
+        if (bindingKey(Target, In) == Key)
+          Found.push_back(field(A, "right"));
+      });
+    }
+  };
+  if (StringRef(Key).starts_with("self.")) {
+    Scope Methods;
+    Methods.Class = S.Class;
+    std::vector<TSNode> Assignments;
+    forEachInScopeOfClass(S.Class, [&](TSNode A) {
+      if (type(A) == "assignment")
+        Assignments.push_back(A);
+    });
+    Scan(Assignments, Methods);
+    return Found;
+  }
+  Scan(S.Bindings, S);
+  if (Found.empty() && ModuleScope && &S != ModuleScope)
+    Scan(ModuleScope->Bindings, *ModuleScope);
+  return Found;
+}
+
+std::optional<Frontend::ParameterSaves>
+Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
+  if (type(Call) != "call" || Depth > 8)
+    return std::nullopt;
+  TSNode Callee = field(Call, "function");
+  TSNode Arguments = field(Call, "arguments");
+  if (type(Callee) == "attribute") {
+    StringRef Method = text(field(Callee, "attribute"));
+    if (Method == "cuda" || Method == "to" || Method == "cpu" ||
+        Method == "train" || Method == "float" || Method == "half" ||
+        Method == "double")
+      return constructedModule(field(Callee, "object"), S, Depth + 1);
+  }
+  std::string Name = qualifiedName(Callee);
+  StringRef Layer = Name;
+  if (Layer.consume_front("torch.nn.")) {
+    if (Layer == "Linear" || Layer == "Bilinear" || Layer == "LazyLinear")
+      return ParameterSaves::IfInputRequiresGrad;
+    if (Layer.starts_with("Embedding"))
+      return ParameterSaves::Never;
+    static const char *const WithoutParameters[] = {
+        "ReLU",    "LeakyReLU", "GELU",    "SiLU",   "Tanh",    "Sigmoid",
+        "Softmax", "Dropout",   "Flatten", "Identity", "ELU",   "Mish",
+        "Softplus", "LogSoftmax", "MaxPool1d", "MaxPool2d", "AvgPool2d",
+        "AdaptiveAvgPool2d", "Upsample", "Hardtanh"};
+    for (const char *Free : WithoutParameters)
+      if (Layer == Free)
+        return ParameterSaves::Never;
+    if (Layer == "Sequential") {
+      // A Linear first saves its weight only for an input requiring grad;
+      // every later layer's input comes from a parameter.
+      bool SeenParameters = false;
+      ParameterSaves Result = ParameterSaves::Never;
+      forEachNamedChild(Arguments, [&](TSNode Child) {
+        std::optional<ParameterSaves> Inner =
+            constructedModule(Child, S, Depth + 1);
+        ParameterSaves Saves = Inner.value_or(ParameterSaves::Always);
+        bool HasParameters = !Inner || Saves != ParameterSaves::Never ||
+                             text(Child).contains("Embedding");
+        if (Saves == ParameterSaves::Always ||
+            (Saves == ParameterSaves::IfInputRequiresGrad && SeenParameters))
+          Result = ParameterSaves::Always;
+        else if (Saves == ParameterSaves::IfInputRequiresGrad &&
+                 Result == ParameterSaves::Never)
+          Result = ParameterSaves::IfInputRequiresGrad;
+        SeenParameters |= HasParameters;
+      });
+      return Result;
+    }
+    // Convolutions, norms, PReLU, recurrent layers: always (measured).
+    return ParameterSaves::Always;
+  }
+  if (StringRef(Name).starts_with("torchvision.models."))
+    return ParameterSaves::Always;
+  if (Classes.count(Name))
+    return ParameterSaves::Always;
+  if (auto [File, Rest] = imported(Name); File && File->Classes.count(Rest))
+    return ParameterSaves::Always;
+  return std::nullopt;
+}
+
+std::optional<Frontend::ModuleInfo>
+Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
+  if (S.Owner && S.Owner != this)
+    return S.Owner->moduleNamed(N, S, Depth);
+  std::string Key = bindingKey(N, S);
+  if (Key.empty() || Depth > 8)
+    return std::nullopt;
+  std::optional<ModuleInfo> Result;
+  for (TSNode Right : assignedTo(N, S)) {
+    if (const WrapperRule *Rule = constructedWrapper(Right)) {
+      // DDP(module): the wrapped module's parameters.
+      TSNode Module = namedChild(field(Right, "arguments"),
+                                 Rule->ModuleConstructorArgument.value_or(0));
+      if (std::optional<ModuleInfo> Inner =
+              type(Module) == "call"
+                  ? std::optional<ModuleInfo>()
+                  : moduleNamed(Module, S, Depth + 1))
+        return Inner;
+      if (std::optional<ParameterSaves> Made =
+              constructedModule(Module, S, Depth + 1))
+        return ModuleInfo{Key, *Made};
+      continue;
+    }
+    if (std::optional<ParameterSaves> Made =
+            constructedModule(Right, S, Depth + 1))
+      Result = ModuleInfo{Key, *Made};
+  }
+  return Result;
+}
+
+std::optional<Frontend::OptimizerInfo>
+Frontend::optimizerNamed(TSNode N, const Scope &S) const {
+  if (S.Owner && S.Owner != this)
+    return S.Owner->optimizerNamed(N, S);
+  for (TSNode Right : assignedTo(N, S)) {
+    if (type(Right) != "call")
+      continue;
+    TSNode Arguments = field(Right, "arguments");
+    TSNode Params = namedChild(Arguments, 0);
+    bool Fused = false;
+    forEachNamedChild(Arguments, [&](TSNode A) {
+      if (type(A) != "keyword_argument")
+        return;
+      StringRef Keyword = text(field(A, "name"));
+      if (Keyword == "params")
+        Params = field(A, "value");
+      if (Keyword == "fused")
+        Fused = type(field(A, "value")) == "true";
+    });
+    // model.parameters(), model.module.parameters().
+    TSNode Of = field(Params, "function");
+    if (type(Params) != "call" || type(Of) != "attribute" ||
+        text(field(Of, "attribute")) != "parameters")
+      continue;
+    TSNode Module = field(Of, "object");
+    if (type(Module) == "attribute" &&
+        text(field(Module, "attribute")) == "module")
+      Module = field(Module, "object");
+    std::optional<ModuleInfo> Stepped = moduleNamed(Module, S);
+    if (!Stepped)
+      continue;
+    OptimizerInfo Info;
+    Info.ParametersOf = Stepped->Key;
+    Info.Class = qualifiedName(field(Right, "function"));
+    // Measured (docs/ground-truth.md): every torch.optim step bumps the
+    // version counters of the parameters it updates, except fused ones.
+    Info.Bumps = !Fused;
+    Info.Assumed = !StringRef(Info.Class).starts_with("torch.optim.");
+    return Info;
+  }
+  return std::nullopt;
+}
+
 bool Frontend::isGradFree(TSNode N, const Scope &S, unsigned Depth) const {
   if (isNull(N) || Depth > 8)
     return false;
@@ -1241,6 +1431,9 @@ public:
   /// The name each object was bound by, and its binding, per object.
   std::vector<std::string> ObjectNames;
   std::vector<Binding> ObjectBindings;
+  /// The optimizer steps, by site: the optimizer as written and what it
+  /// steps.
+  std::map<SiteId, std::pair<std::string, Frontend::OptimizerInfo>> Steps;
 
 private:
   using Values = llvm::SmallVector<ValueId, 4>;
@@ -1253,8 +1446,10 @@ private:
   ObjectId objectFor(StringRef Key, const Binding &Bound);
   /// Appends to block B a forward of call N on the object bound to Key;
   /// returns its output.
+  /// With Module, the forward saves its parameters too.
   ValueId forward(unsigned B, TSNode N, StringRef Key, const Binding &Bound,
-                  const Values &Inputs);
+                  const Values &Inputs,
+                  const Frontend::ModuleInfo *Module = nullptr);
   SiteId site(TSNode N) {
     Sites.push_back(positionOf(N));
     SitePlaces.push_back(Here);
@@ -1274,6 +1469,14 @@ private:
   /// (false), or leaves it (nullopt).
   std::optional<bool> gradModeOf(TSNode Expression);
   static bool isTrue(TSNode N) { return !isNull(N) && type(N) == "true"; }
+
+  /// The forward of a module saves its parameters (as its kind does).
+  void saveParameters(Event &Forward, const Frontend::ModuleInfo &Module,
+                      const Values &Inputs);
+  /// Steps are followed only in scopes that step and backpropagate (the
+  /// text says so): elsewhere plain modules' forwards are not events.
+  bool TracksSteps = false;
+  llvm::StringMap<TensorSetId> ParameterSets;
 
   Frontend &F;
   Scope &S;
@@ -1311,7 +1514,8 @@ ObjectId Lowering::objectFor(StringRef Key, const Binding &Bound) {
 }
 
 ValueId Lowering::forward(unsigned B, TSNode N, StringRef Key,
-                          const Binding &Bound, const Values &Inputs) {
+                          const Binding &Bound, const Values &Inputs,
+                          const Frontend::ModuleInfo *Module) {
   ValueId Output = Graph.addValue();
   ObjectId Object = objectFor(Key, Bound);
   Event Forward =
@@ -1329,6 +1533,8 @@ ValueId Lowering::forward(unsigned B, TSNode N, StringRef Key,
       Forward.Saves.push_back(Save{Graph.object(Object).Buffers, {}});
   }
   Forward.NoSync = NoSyncObjects.count(Key);
+  if (Module)
+    saveParameters(Forward, *Module, Inputs);
   Graph.append(B, std::move(Forward));
   return Output;
 }
@@ -1351,7 +1557,26 @@ std::optional<bool> Lowering::gradModeOf(TSNode N) {
   return std::nullopt;
 }
 
+void Lowering::saveParameters(Event &Forward,
+                              const Frontend::ModuleInfo &Module,
+                              const Values &Inputs) {
+  using Saves = Frontend::ParameterSaves;
+  if (Module.Saves == Saves::Never ||
+      (Module.Saves == Saves::IfInputRequiresGrad && Inputs.empty()))
+    return;
+  auto [It, Inserted] = ParameterSets.try_emplace(Module.Key, 0);
+  if (Inserted)
+    It->second = Graph.addTensorSet(
+        {TensorSetInfo::Kind::Parameters, Module.Key + "'s parameters"});
+  Save Saved{It->second, {}};
+  if (Module.Saves == Saves::IfInputRequiresGrad)
+    Saved.IfRequiresGrad.assign(Inputs.begin(), Inputs.end());
+  Forward.Saves.push_back(std::move(Saved));
+}
+
 void Lowering::run() {
+  StringRef Text = F.text(S.Node);
+  TracksSteps = Text.contains(".step(") && Text.contains("backward");
   Graph.setEntry(startBlock());
   Exit = Graph.addBlock();
   TSNode Body = S.Node;
@@ -1692,7 +1917,49 @@ Lowering::Values Lowering::call(TSNode N) {
   std::string Key = F.bindingKey(Object, S);
   if (!Key.empty() && F.isDDPValue(Object, S, &Info)) {
     Values Inputs = children(Arguments);
-    return {forward(Current, N, Key, Info, Inputs)};
+    std::optional<Frontend::ModuleInfo> Module;
+    if (TracksSteps)
+      Module = F.moduleNamed(Object, S);
+    return {forward(Current, N, Key, Info, Inputs,
+                    Module ? &*Module : nullptr)};
+  }
+  // A plain module's forward, where steps are followed: it saves its
+  // parameters, which a step may write before the backward through it.
+  if (TracksSteps && !Key.empty())
+    if (std::optional<Frontend::ModuleInfo> Module = F.moduleNamed(Object, S)) {
+      Values Inputs = children(Arguments);
+      Binding Plain;
+      Plain.Info.BroadcastsBuffers = false;
+      Plain.Info.HasBuffers = false;
+      ValueId Output = Graph.addValue();
+      Event Forward = Event::forward(site(N), objectFor(Key, Plain),
+                                     GradEnabled, Output, Inputs);
+      saveParameters(Forward, *Module, Inputs);
+      Graph.append(Current, std::move(Forward));
+      return {Output};
+    }
+  // opt.step(), scaler.step(opt): the step writes the parameters.
+  if (TracksSteps && type(Callee) == "attribute" &&
+      F.text(field(Callee, "attribute")) == "step") {
+    TSNode Stepped = field(Callee, "object");
+    std::optional<Frontend::OptimizerInfo> Optimizer =
+        F.optimizerNamed(Stepped, S);
+    if (!Optimizer) {
+      Stepped = namedChild(Arguments, 0);
+      Optimizer = F.optimizerNamed(Stepped, S);
+    }
+    if (Optimizer && Optimizer->Bumps) {
+      Values All = children(Arguments);
+      auto [It, Inserted] = ParameterSets.try_emplace(Optimizer->ParametersOf, 0);
+      if (Inserted)
+        It->second = Graph.addTensorSet({TensorSetInfo::Kind::Parameters,
+                                         Optimizer->ParametersOf +
+                                             "'s parameters"});
+      SiteId Site = site(N);
+      Steps[Site] = {F.text(Stepped).str(), *Optimizer};
+      Graph.append(Current, Event::write(Site, WriteKind::Step, {It->second}));
+      return All;
+    }
   }
 
   std::string Name = F.qualifiedName(Callee);
@@ -1827,6 +2094,32 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
   Analysis.ListHazards = false;
   AnalysisResult R = analyzeHazards(L.Graph, Analysis);
   for (const Clobber &C : R.Clobbers) {
+    if (L.Graph.isWriteOrigin(C.Writer)) {
+      const Event &Write = L.Graph.eventOf(C.Writer);
+      auto Step = L.Steps.find(Write.Site);
+      if (Step == L.Steps.end())
+        continue;
+      std::optional<std::pair<Position, SiteId>> First;
+      for (OriginId Saver : C.Savers) {
+        Position At = L.Sites[L.Graph.forwardOf(Saver).Site];
+        if (First && !(At < First->first))
+          continue;
+        if (std::optional<SiteId> B = R.firstBackward(Saver, C.Writer))
+          First = {At, *B};
+      }
+      if (!First)
+        continue;
+      StepFinding Found;
+      Found.Optimizer = Step->second.first;
+      Found.OptimizerClass = Step->second.second.Class;
+      Found.Module = Step->second.second.ParametersOf;
+      Found.Assumed = Step->second.second.Assumed;
+      Found.Step = L.Sites[Write.Site];
+      Found.Forward = First->first;
+      Found.Backward = L.Sites[First->second];
+      Result.Steps.push_back(Found);
+      continue;
+    }
     if (!L.Graph.isForwardOrigin(C.Writer))
       continue;
     const Event &Second = L.Graph.forwardOf(C.Writer);
@@ -1962,6 +2255,9 @@ CheckResult Frontend::findings(TSNode Root) {
     analyse(*S, Result);
   llvm::sort(Result.Findings, [](const Finding &A, const Finding &B) {
     return A.Second < B.Second;
+  });
+  llvm::sort(Result.Steps, [](const StepFinding &A, const StepFinding &B) {
+    return A.Step < B.Step;
   });
   Result.Findings.erase(
       std::unique(Result.Findings.begin(), Result.Findings.end(),

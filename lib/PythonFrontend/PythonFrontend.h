@@ -89,9 +89,27 @@ struct CheckOptions {
   bool AssumeModulesHaveBuffers = true;
 };
 
+/// An optimizer step that writes parameters a forward saved for backward,
+/// before a backward through that forward (optimizer-step-before-backward).
+struct StepFinding {
+  /// The optimizer as the code names it, its class ("torch.optim.Adam") and
+  /// the module whose parameters it steps.
+  std::string Optimizer;
+  std::string OptimizerClass;
+  std::string Module;
+  Position Step;
+  Position Forward;
+  Position Backward;
+  /// The class is not among the measured ones: its step is assumed to bump
+  /// the parameters' version counters.
+  bool Assumed = false;
+};
+
 struct CheckResult {
   /// Sorted by the second forward's position.
   std::vector<Finding> Findings;
+  /// Sorted by the step's position.
+  std::vector<StepFinding> Steps;
   /// Where the parser met text it could not read. The code around it is
   /// still checked, as an editor needs on half-typed code.
   std::vector<Position> SyntaxErrors;

@@ -557,4 +557,92 @@ TEST(PythonFrontendBuffers, WithoutTheAssumptionOnlyModulesShownToHaveThem) {
   EXPECT_EQ(Findings("nn.BatchNorm1d(4)"), 1u);
 }
 
+TEST(PythonFrontendSteps, AStepBetweenAForwardAndItsBackwardIsReported) {
+  const std::string Gan = R"py(import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+G = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+D = DDP(nn.Sequential(nn.Linear(4, 8), nn.LeakyReLU(), nn.Linear(8, 1)))
+opt_g = torch.optim.Adam(G.parameters())
+opt_d = OPTIMIZER
+scaler = torch.amp.GradScaler()
+
+def step(real, z):
+    fake = G(z)
+    d_fake = D(fake)
+    loss_d = d_fake.mean() - D(real).mean()
+    loss_d.backward(retain_graph=True)
+    STEP
+    loss_g = -d_fake.mean()
+    loss_g.backward()
+    opt_g.step()
+)py";
+  auto Check = [&](llvm::StringRef Optimizer, llvm::StringRef Step) {
+    std::string Source = Gan;
+    Source.replace(Source.find("OPTIMIZER"), 9, Optimizer.str());
+    Source.replace(Source.find("STEP"), 4, Step.str());
+    return check(Source).Steps;
+  };
+  // Every torch.optim step bumps the parameters, SGD's too (in Python).
+  for (llvm::StringRef Optimizer : {"torch.optim.Adam(D.parameters(), lr=1e-3)",
+                              "torch.optim.SGD(params=D.module.parameters())"}) {
+    std::vector<StepFinding> Steps = Check(Optimizer, "opt_d.step()");
+    ASSERT_EQ(Steps.size(), 1u) << Optimizer.str();
+    EXPECT_EQ(Steps[0].Optimizer, "opt_d");
+    EXPECT_EQ(Steps[0].Module, "D");
+    EXPECT_EQ(Steps[0].Step.Line, 16u);
+    EXPECT_EQ(Steps[0].Forward.Line, 13u);
+    EXPECT_EQ(Steps[0].Backward.Line, 18u);
+    EXPECT_FALSE(Steps[0].Assumed);
+  }
+  EXPECT_EQ(Check("torch.optim.Adam(D.parameters())", "scaler.step(opt_d)")
+                .size(),
+            1u);
+  EXPECT_TRUE(Check("bnb.optim.Adam8bit(D.parameters())", "opt_d.step()")
+                  .front()
+                  .Assumed);
+  // A fused step does not bump; a step after the last backward is fine.
+  EXPECT_TRUE(
+      Check("torch.optim.Adam(D.parameters(), fused=True)", "opt_d.step()")
+          .empty());
+  EXPECT_TRUE(Check("torch.optim.Adam(D.parameters())", "pass").empty());
+}
+
+TEST(PythonFrontendSteps, WhatTheForwardDidNotSaveIsNotReported) {
+  // A lone Linear saves its weight only for an input requiring grad: D(real)
+  // saves nothing, D(G(z)) does, D(G(z).detach()) does not; the generator's
+  // step writes no parameter D's forward saved.
+  CheckResult R = check(R"py(import torch
+from torch import nn
+
+G = nn.Linear(4, 4)
+D = nn.Linear(4, 1)
+opt_g = torch.optim.Adam(G.parameters())
+opt_d = torch.optim.Adam(D.parameters())
+
+def plain():
+    d_real = D(torch.randn(5, 4))
+    opt_d.step()
+    d_real.sum().backward()
+
+def generated():
+    d_fake = D(G(torch.randn(5, 4)))
+    opt_g.step()
+    d_fake.sum().backward()
+
+def detached():
+    d_fake = D(G(torch.randn(5, 4)).detach())
+    opt_d.step()
+    d_fake.sum().backward()
+
+def saved():
+    d_fake = D(G(torch.randn(5, 4)))
+    opt_d.step()
+    d_fake.sum().backward()
+)py");
+  ASSERT_EQ(R.Steps.size(), 1u);
+  EXPECT_EQ(R.Steps[0].Step.Line, 26u);
+}
+
 } // namespace

@@ -172,7 +172,8 @@ static clang::tooling::DiagnosticMessage message(const std::string &Text,
 }
 
 /// Whether the line holding Offset carries `# noqa` for the check.
-static bool suppressed(StringRef Text, unsigned Offset) {
+static bool suppressed(StringRef Text, unsigned Offset,
+                       StringRef Check = CheckName) {
   size_t End = Text.find('\n', Offset);
   StringRef Line = Text.slice(Text.rfind('\n', Offset) + 1,
                               End == StringRef::npos ? Text.size() : End);
@@ -184,8 +185,8 @@ static bool suppressed(StringRef Text, unsigned Offset) {
     return true;
   SmallVector<StringRef, 4> Codes;
   Rest.split(Codes, ',');
-  return llvm::any_of(Codes, [](StringRef Code) {
-    return Code.trim().split(' ').first == CheckName;
+  return llvm::any_of(Codes, [&](StringRef Code) {
+    return Code.trim().split(' ').first == Check;
   });
 }
 
@@ -322,6 +323,42 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
              F.Second, File);
         break;
       }
+      Findings.push_back(std::move(E));
+    }
+    for (const python::StepFinding &F : Result.Steps) {
+      StringRef Check = checks::OptimizerStepBeforeBackward;
+      if (Config.ignores(Check) || suppressed(Text, F.Step.Offset, Check))
+        continue;
+      ClangTidyError E(Check, ClangTidyError::Warning, "", false);
+      E.Message = message(
+          "step of '" + F.Optimizer + "' writes the parameters of '" +
+              F.Module + "' in place, which the forward at line " +
+              std::to_string(F.Forward.Line) +
+              " saved for backward; the backward at line " +
+              std::to_string(F.Backward.Line) +
+              " through that forward will fail",
+          File, F.Step.Offset);
+      auto Note = [&](const std::string &Message, const python::Position &At) {
+        E.Notes.push_back(message(Message, File, At.Offset));
+      };
+      Note("the forward that saved the parameters of '" + F.Module + "'",
+           F.Forward);
+      Note("the backward that fails", F.Backward);
+      if (F.Assumed)
+        Note("assuming that a step of '" + F.OptimizerClass +
+                 "' bumps the version counters of the parameters it updates, "
+                 "as every torch.optim step does unless fused=True",
+             F.Step);
+      Note("no fix is offered: moving the step after the backward at line " +
+               std::to_string(F.Backward.Line) +
+               " would make it use that backward's gradients too, and "
+               "recomputing the forward after the step would change what the "
+               "later loss sees; both change what training computes",
+           F.Step);
+      Note("on every supported torch: torch.optim steps bump the version "
+           "counters of the parameters they update unless fused=True "
+           "(measured on 2.11.0 and 2.15.0)",
+           F.Step);
       Findings.push_back(std::move(E));
     }
   }
