@@ -213,7 +213,7 @@ def fix_and_run(args, version, python, script, work, mode):
     log = fixed[:-3] + ".log"
     with open(log, "w", encoding="utf-8") as f:
         f.write("$ %s\nexit status: %d\n%s" % (" ".join(cmd), proc.returncode, out))
-    withheld = re.search(r"note: cannot [^:]*: (.*)", out)
+    withheld = re.search(r"note: (?:cannot [^:]*|no fix is offered): (.*)", out)
     if withheld and filecmp.cmp(script, fixed, shallow=False):
         return "withheld: " + withheld.group(1)
     if proc.returncode != 0:
@@ -237,9 +237,9 @@ def check(args, version, files, log_path):
     except ValueError as e:
         return findings, ["ddpguard (torch %s) printed no JSON (%s), exit %d: %s"
                           % (version, e, proc.returncode, err[-2000:])]
+    # Every check's findings: each cause's failing scripts are marked alike.
     for finding in doc.get("findings", []):
-        if finding.get("check") == "ddp-multiple-forward-before-backward":
-            findings.setdefault(os.path.realpath(finding["file"]), []).append(finding["line"])
+        findings.setdefault(os.path.realpath(finding["file"]), []).append(finding["line"])
     for error in doc.get("errors", []):
         problems.append("ddpguard (torch %s): %s" % (
             version, json.dumps(error) if not isinstance(error, str) else error))
