@@ -1477,6 +1477,15 @@ private:
   /// text says so): elsewhere plain modules' forwards are not events.
   bool TracksSteps = false;
   llvm::StringMap<TensorSetId> ParameterSets;
+  /// The plain module a name or self attribute is bound to, asked once per
+  /// key (each asking scans the scope's assignments).
+  std::optional<Frontend::ModuleInfo> moduleNamed(TSNode N, StringRef Key) {
+    auto [It, Inserted] = Modules.try_emplace(Key);
+    if (Inserted)
+      It->second = F.moduleNamed(N, S);
+    return It->second;
+  }
+  llvm::StringMap<std::optional<Frontend::ModuleInfo>> Modules;
 
   Frontend &F;
   Scope &S;
@@ -1919,14 +1928,14 @@ Lowering::Values Lowering::call(TSNode N) {
     Values Inputs = children(Arguments);
     std::optional<Frontend::ModuleInfo> Module;
     if (TracksSteps)
-      Module = F.moduleNamed(Object, S);
+      Module = moduleNamed(Object, Key);
     return {forward(Current, N, Key, Info, Inputs,
                     Module ? &*Module : nullptr)};
   }
   // A plain module's forward, where steps are followed: it saves its
   // parameters, which a step may write before the backward through it.
   if (TracksSteps && !Key.empty())
-    if (std::optional<Frontend::ModuleInfo> Module = F.moduleNamed(Object, S)) {
+    if (std::optional<Frontend::ModuleInfo> Module = moduleNamed(Object, Key)) {
       Values Inputs = children(Arguments);
       Binding Plain;
       Plain.Info.BroadcastsBuffers = false;
