@@ -628,6 +628,32 @@ static Buffers torchvisionBuffers(StringRef Builder) {
   return Buffers::Yes;
 }
 
+/// timm models whose buffers were counted (scripts/timm-buffers.py, timm
+/// 1.0.31): these have none; the rest measured have batch norm's running
+/// statistics or index buffers (Swin, BEiT, EVA-02, LeViT, MaxViT).
+static std::optional<Buffers> timmBuffers(StringRef Model) {
+  static const char *const WithoutBuffers[] = {
+      "convnext_tiny", "convnext_atto", "convnextv2_atto",
+      "vit_tiny_patch16_224", "vit_small_patch16_224", "vit_base_patch16_224",
+      "deit_tiny_patch16_224", "deit3_small_patch16_224", "mixer_b16_224",
+      "caformer_s18", "poolformer_s12", "edgenext_xx_small", "nfnet_l0",
+      "cait_xxs24_224", "twins_pcpvt_small", "pit_ti_224"};
+  static const char *const WithBuffers[] = {
+      "resnet18", "resnet50", "efficientnet_b0", "mobilenetv3_large_100",
+      "regnety_002", "densenet121", "swin_tiny_patch4_window7_224",
+      "beit_base_patch16_224", "eva02_tiny_patch14_224", "levit_128s",
+      "maxvit_tiny_tf_224", "repvgg_a2", "ghostnet_100", "mobilevit_xs",
+      "xcit_nano_12_p16_224", "fastvit_t8", "efficientvit_b0",
+      "inception_v3"};
+  for (const char *Name : WithoutBuffers)
+    if (Model == Name)
+      return Buffers::No;
+  for (const char *Name : WithBuffers)
+    if (Model == Name)
+      return Buffers::Yes;
+  return std::nullopt;
+}
+
 Buffers Frontend::classBuffers(TSNode Class, unsigned Depth,
                                std::string &Why) const {
   Buffers Result = Buffers::No;
@@ -865,6 +891,16 @@ Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
   }
   if (Qualified.consume_front("torchvision.models."))
     return torchvisionBuffers(Qualified.substr(Qualified.rfind('.') + 1));
+  if (Name == "timm.create_model" || Name == "timm.models.create_model") {
+    TSNode Model = namedChild(Arguments, 0);
+    TSNode Content = namedChild(Model, 1);
+    if (type(Model) == "string" && ts_node_named_child_count(Model) == 3 &&
+        type(Content) == "string_content")
+      if (std::optional<Buffers> Measured = timmBuffers(text(Content)))
+        return *Measured;
+    return Unknown("'" + text(N).str() + "' is not a timm model the checker "
+                   "measured");
+  }
   auto Class = Classes.find(Name);
   if (Class != Classes.end())
     return classBuffers(Class->second, Depth + 1, Why);

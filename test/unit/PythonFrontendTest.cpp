@@ -422,7 +422,7 @@ def step(a, b):
 CheckResult checkWrapping(const std::string &Definitions,
                           const std::string &Module) {
   return check("import torch\nimport torch.nn as nn\n"
-               "import torchvision\n"
+               "import torchvision\nimport timm\n"
                "from torch.nn.parallel import DistributedDataParallel as DDP\n" +
                Definitions + "\nmodel = " + Module +
                "\nmodel = DDP(model)\n(model(a) + model(b)).sum().backward()\n");
@@ -447,6 +447,18 @@ TEST(PythonFrontendBuffers, BatchNormAndTorchvisionBuildersHaveThem) {
     ASSERT_EQ(R.Findings.size(), 1u) << Module;
     EXPECT_EQ(R.Findings[0].BuffersAssumption, "") << Module;
   }
+}
+
+TEST(PythonFrontendBuffers, TimmModelsByTheirMeasuredBuffers) {
+  EXPECT_TRUE(checkWrapping("", "timm.create_model('vit_base_patch16_224')")
+                  .Findings.empty());
+  CheckResult R = checkWrapping("", "timm.create_model(\"resnet50\")");
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_EQ(R.Findings[0].BuffersAssumption, "");
+  R = checkWrapping("", "timm.create_model(name)");
+  ASSERT_EQ(R.Findings.size(), 1u);
+  EXPECT_NE(R.Findings[0].BuffersAssumption.find("not a timm model"),
+            std::string::npos);
 }
 
 TEST(PythonFrontendBuffers, ClassesOfTheFileAreFollowed) {
@@ -530,10 +542,11 @@ def step(d):
 }
 
 TEST(PythonFrontendBuffers, WhatCannotBeFollowedIsAssumedAndSaid) {
-  CheckResult R = checkWrapping("", "timm.create_model('resnet50')");
+  CheckResult R =
+      checkWrapping("", "AutoModel.from_pretrained('bert-base-uncased')");
   ASSERT_EQ(R.Findings.size(), 1u);
   EXPECT_EQ(R.Findings[0].BuffersAssumption,
-            "'timm.create_model' is not a module the checker knows");
+            "'AutoModel.from_pretrained' is not a module the checker knows");
   R = checkWrapping("class Model(pl.LightningModule):\n    pass\n", "Model()");
   ASSERT_EQ(R.Findings.size(), 1u);
   EXPECT_EQ(R.Findings[0].BuffersAssumption,
@@ -553,7 +566,7 @@ TEST(PythonFrontendBuffers, WithoutTheAssumptionOnlyModulesShownToHaveThem) {
                        Rules, Options)
         .Findings.size();
   };
-  EXPECT_EQ(Findings("timm.create_model('resnet50')"), 0u);
+  EXPECT_EQ(Findings("AutoModel.from_pretrained('bert-base-uncased')"), 0u);
   EXPECT_EQ(Findings("nn.BatchNorm1d(4)"), 1u);
 }
 
