@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,13 +27,14 @@ def run(version: str, mode: str) -> dict[int, dict]:
     if not python:
         pytest.fail(f"no interpreter for torch {version}: set DDPGUARD_PYTHON"
                     f"{'' if version == '2.11' else '_TORCH215'}")
-    env = dict(os.environ, MODE=mode, OMP_NUM_THREADS="1")
-    proc = subprocess.run(
-        [python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         str(PROGRAM)], env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return {line["rank"]: line for line in lines}
+    with tempfile.TemporaryDirectory() as results:
+        env = dict(os.environ, MODE=mode, OMP_NUM_THREADS="1", RESULTS=results)
+        proc = subprocess.run(
+            [python, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+             str(PROGRAM)], env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return {rank: json.loads((Path(results) / f"rank{rank}.json").read_text())
+                for rank in (0, 1)}
 
 
 def first_forwards(spreads: list[float]) -> list[float]:

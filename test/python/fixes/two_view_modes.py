@@ -4,7 +4,9 @@ MODE=as-written, no-sync (the first forward inside model.no_sync(), the
 the broadcast fix): whether it trained, the rank's largest buffer
 difference from rank 0's at each forward (as the module
 sees them, after DDP's broadcast), the parameters' spread and a hash of
-its final state; each rank prints one JSON line."""
+its final state; each rank writes them as JSON to $RESULTS/rank<N>.json (the
+ranks' standard outputs interleave under torchrun)."""
+import gc
 import hashlib
 import json
 import os
@@ -62,8 +64,14 @@ def main():
         result["parameter_spread"] = spread(
             torch.cat([p.detach().flatten() for p in encoder.parameters()]))
     result["buffer_spreads"] = buffer_spreads
-    result["rank"] = rank
-    print(json.dumps(result), flush=True)
+    with open(os.path.join(os.environ["RESULTS"], f"rank{rank}.json"), "w",
+              encoding="utf-8") as out:
+        json.dump(result, out)
+    # As the corpus scripts do: on torch 2.15 a Gloo worker may otherwise
+    # abort the process at interpreter exit.
+    del model, opt
+    gc.collect()
+    dist.barrier()
     dist.destroy_process_group()
 
 
