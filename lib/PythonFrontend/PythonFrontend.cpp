@@ -245,8 +245,9 @@ private:
   /// A plain module a name is bound to, as far as steps go: the key of its
   /// parameter set (a DDP object's is its wrapped module's) and whether its
   /// forward saves a parameter (docs/ground-truth.md, "Which parameters a
-  /// module's forward saves").
-  enum class ParameterSaves { Never, IfInputRequiresGrad, Always };
+  /// module's forward saves"). NoParameters: an activation, dropout, ...;
+  /// Never: parameters no forward saves (Embedding).
+  enum class ParameterSaves { NoParameters, Never, IfInputRequiresGrad, Always };
   struct ModuleInfo {
     std::string Key;
     ParameterSaves Saves = ParameterSaves::Always;
@@ -628,6 +629,14 @@ static Buffers torchvisionBuffers(StringRef Builder) {
   return Buffers::Yes;
 }
 
+/// model.cuda(rank), model.to(device), ...: the same module.
+static bool returnsItsModule(StringRef Method) {
+  return Method == "cuda" || Method == "to" || Method == "cpu" ||
+         Method == "train" || Method == "float" || Method == "half" ||
+         Method == "double" || Method == "bfloat16" ||
+         Method == "requires_grad_";
+}
+
 /// timm models whose buffers were counted (scripts/timm-buffers.py, timm
 /// 1.0.31): these have none; the rest measured have batch norm's running
 /// statistics or index buffers (Swin, BEiT, EVA-02, LeViT, MaxViT).
@@ -856,13 +865,9 @@ Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
   TSNode Arguments = field(N, "arguments");
   // model.cuda(rank), model.to(device), copy.deepcopy(model),
   // SyncBatchNorm.convert_sync_batchnorm(model): the same module's buffers.
-  if (type(Callee) == "attribute") {
-    StringRef Method = text(field(Callee, "attribute"));
-    if (Method == "cuda" || Method == "to" || Method == "cpu" ||
-        Method == "train" || Method == "float" || Method == "half" ||
-        Method == "double" || Method == "bfloat16" || Method == "requires_grad_")
-      return moduleBuffers(field(Callee, "object"), S, Depth + 1, Why);
-  }
+  if (type(Callee) == "attribute" &&
+      returnsItsModule(text(field(Callee, "attribute"))))
+    return moduleBuffers(field(Callee, "object"), S, Depth + 1, Why);
   std::string Name = qualifiedName(Callee);
   if (Name == "copy.deepcopy")
     return moduleBuffers(namedChild(Arguments, 0), S, Depth + 1, Why);
@@ -985,13 +990,9 @@ Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
     return std::nullopt;
   TSNode Callee = field(Call, "function");
   TSNode Arguments = field(Call, "arguments");
-  if (type(Callee) == "attribute") {
-    StringRef Method = text(field(Callee, "attribute"));
-    if (Method == "cuda" || Method == "to" || Method == "cpu" ||
-        Method == "train" || Method == "float" || Method == "half" ||
-        Method == "double")
-      return constructedModule(field(Callee, "object"), S, Depth + 1);
-  }
+  if (type(Callee) == "attribute" &&
+      returnsItsModule(text(field(Callee, "attribute"))))
+    return constructedModule(field(Callee, "object"), S, Depth + 1);
   std::string Name = qualifiedName(Callee);
   StringRef Layer = Name;
   if (Layer.consume_front("torch.nn.")) {
@@ -1006,7 +1007,7 @@ Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
         "AdaptiveAvgPool2d", "Upsample", "Hardtanh"};
     for (const char *Free : WithoutParameters)
       if (Layer == Free)
-        return ParameterSaves::Never;
+        return ParameterSaves::NoParameters;
     if (Layer == "Sequential") {
       // A Linear first saves its weight only for an input requiring grad;
       // every later layer's input comes from a parameter.
@@ -1016,8 +1017,7 @@ Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
         std::optional<ParameterSaves> Inner =
             constructedModule(Child, S, Depth + 1);
         ParameterSaves Saves = Inner.value_or(ParameterSaves::Always);
-        bool HasParameters = !Inner || Saves != ParameterSaves::Never ||
-                             text(Child).contains("Embedding");
+        bool HasParameters = Saves != ParameterSaves::NoParameters;
         if (Saves == ParameterSaves::Always ||
             (Saves == ParameterSaves::IfInputRequiresGrad && SeenParameters))
           Result = ParameterSaves::Always;
@@ -1512,6 +1512,14 @@ private:
   /// Steps are followed only in scopes that step and backpropagate (the
   /// text says so): elsewhere plain modules' forwards are not events.
   bool TracksSteps = false;
+  /// The parameter set of the module Key names, made at its first use.
+  TensorSetId parametersOf(StringRef Key) {
+    auto [It, Inserted] = ParameterSets.try_emplace(Key, 0);
+    if (Inserted)
+      It->second = Graph.addTensorSet(
+          {TensorSetInfo::Kind::Parameters, (Key + "'s parameters").str()});
+    return It->second;
+  }
   llvm::StringMap<TensorSetId> ParameterSets;
   /// The plain module a name or self attribute is bound to, asked once per
   /// key (each asking scans the scope's assignments).
@@ -1606,14 +1614,10 @@ void Lowering::saveParameters(Event &Forward,
                               const Frontend::ModuleInfo &Module,
                               const Values &Inputs) {
   using Saves = Frontend::ParameterSaves;
-  if (Module.Saves == Saves::Never ||
+  if (Module.Saves == Saves::NoParameters || Module.Saves == Saves::Never ||
       (Module.Saves == Saves::IfInputRequiresGrad && Inputs.empty()))
     return;
-  auto [It, Inserted] = ParameterSets.try_emplace(Module.Key, 0);
-  if (Inserted)
-    It->second = Graph.addTensorSet(
-        {TensorSetInfo::Kind::Parameters, Module.Key + "'s parameters"});
-  Save Saved{It->second, {}};
+  Save Saved{parametersOf(Module.Key), {}};
   if (Module.Saves == Saves::IfInputRequiresGrad)
     Saved.IfRequiresGrad.assign(Inputs.begin(), Inputs.end());
   Forward.Saves.push_back(std::move(Saved));
@@ -1995,14 +1999,11 @@ Lowering::Values Lowering::call(TSNode N) {
     }
     if (Optimizer && Optimizer->Bumps) {
       Values All = children(Arguments);
-      auto [It, Inserted] = ParameterSets.try_emplace(Optimizer->ParametersOf, 0);
-      if (Inserted)
-        It->second = Graph.addTensorSet({TensorSetInfo::Kind::Parameters,
-                                         Optimizer->ParametersOf +
-                                             "'s parameters"});
       SiteId Site = site(N);
       Steps[Site] = {F.text(Stepped).str(), *Optimizer};
-      Graph.append(Current, Event::write(Site, WriteKind::Step, {It->second}));
+      Graph.append(Current,
+                   Event::write(Site, WriteKind::Step,
+                                {parametersOf(Optimizer->ParametersOf)}));
       return All;
     }
   }
@@ -2211,16 +2212,13 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
 
 /// Whether N holds a statement that leaves its block early.
 static bool leavesEarly(TSNode N) {
-  StringRef Kind = type(N);
-  if (Kind == "return_statement" || Kind == "break_statement" ||
-      Kind == "continue_statement" || Kind == "raise_statement")
-    return true;
-  bool Found = false;
-  forEachInScope(N, [&](TSNode Child) {
-    StringRef Inner = type(Child);
-    Found |= Inner == "return_statement" || Inner == "break_statement" ||
-             Inner == "continue_statement" || Inner == "raise_statement";
-  });
+  auto Leaves = [](TSNode Statement) {
+    StringRef Kind = type(Statement);
+    return Kind == "return_statement" || Kind == "break_statement" ||
+           Kind == "continue_statement" || Kind == "raise_statement";
+  };
+  bool Found = Leaves(N);
+  forEachInScope(N, [&](TSNode Child) { Found |= Leaves(Child); });
   return Found;
 }
 

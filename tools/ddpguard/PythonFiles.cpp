@@ -199,9 +199,11 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                  std::vector<FileProblem> &Errors) {
   std::map<std::string, unsigned> SyntaxErrors;
   std::vector<JudgedTorch> Judgements;
+  std::vector<const PythonConfig *> FileConfigs;
   std::vector<python::SourceFile> Sources;
   for (const auto &[File, Text] : Texts) {
     const PythonConfig &Config = Configs.forFile(File);
+    FileConfigs.push_back(&Config);
     std::optional<FileProblem> Problem;
     Judgements.push_back(Judge.judge(File, Config, Problem));
     if (Problem)
@@ -218,7 +220,7 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
     StringRef Text = Sources[I].Source;
     const JudgedTorch &Judged = Judgements[I];
     const python::CheckResult &Result = Results[I];
-    const PythonConfig &Config = Configs.forFile(File);
+    const PythonConfig &Config = *FileConfigs[I];
     SyntaxErrors[File] = Result.SyntaxErrors.size();
     for (const python::Position &At : Result.SyntaxErrors)
       Errors.push_back(
