@@ -52,12 +52,25 @@ Event Event::ret(SiteId Site, llvm::ArrayRef<ValueId> Sources) {
   return E;
 }
 
+Event Event::op(SiteId Site, bool GradEnabled, ValueId Output,
+                llvm::ArrayRef<ValueId> Inputs, TensorSetId NewStorage) {
+  Event E{Kind::Op};
+  E.Site = Site;
+  E.GradEnabled = GradEnabled;
+  E.Target = Output;
+  E.Sources.assign(Inputs.begin(), Inputs.end());
+  E.NewStorage = NewStorage;
+  return E;
+}
+
 Event Event::write(SiteId Site, WriteKind Kind,
-                   llvm::ArrayRef<TensorSetId> Sets) {
+                   llvm::ArrayRef<TensorSetId> Sets,
+                   llvm::ArrayRef<ValueId> Through) {
   Event E{Kind::Write};
   E.Site = Site;
   E.Writes = Kind;
   E.Sets.assign(Sets.begin(), Sets.end());
+  E.Sources.assign(Through.begin(), Through.end());
   return E;
 }
 
@@ -102,7 +115,7 @@ void EventGraph::addEdge(unsigned From, unsigned To) {
 
 void EventGraph::append(unsigned B, Event E) {
   assert(B < Blocks.size() && "no such block");
-  if (E.EventKind == Event::Kind::Forward ||
+  if (E.EventKind == Event::Kind::Forward || E.EventKind == Event::Kind::Op ||
       E.EventKind == Event::Kind::Write) {
     E.Origin = NumOrigins++;
     EventOfOrigin.push_back({B, static_cast<unsigned>(Blocks[B].Events.size())});
@@ -125,6 +138,11 @@ EventGraph EventGraph::withoutReadsOf(ValueId V) const {
 bool EventGraph::isForwardOrigin(OriginId O) const {
   return O < EventOfOrigin.size() && EventOfOrigin[O].first != ~0u &&
          eventOf(O).EventKind == Event::Kind::Forward;
+}
+
+bool EventGraph::isOpOrigin(OriginId O) const {
+  return O < EventOfOrigin.size() && EventOfOrigin[O].first != ~0u &&
+         eventOf(O).EventKind == Event::Kind::Op;
 }
 
 bool EventGraph::isWriteOrigin(OriginId O) const {

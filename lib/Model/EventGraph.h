@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,11 +65,14 @@ struct TensorSetInfo {
   std::string Name;
 };
 
-/// A forward saves Set for backward if one of IfRequiresGrad may require
-/// grad (its history is not empty), or always if the list is empty.
+/// A forward or op saves Set for backward if one of IfRequiresGrad may
+/// require grad (its history is not empty), or always if the list is empty.
 struct Save {
-  TensorSetId Set;
+  TensorSetId Set = 0;
   llvm::SmallVector<ValueId, 2> IfRequiresGrad;
+  /// Instead of Set: the storage this value points to (see Event::Storage),
+  /// read after the event gave its own output its storage.
+  std::optional<ValueId> StorageOf;
 };
 
 /// The three ways a write comes about; the same words as the runtime
@@ -80,6 +84,11 @@ struct Event {
     /// A forward on Object: Output derives from this forward and from Inputs.
     /// In grad mode it saves Saves, and its object's buffers if it has any.
     Forward,
+    /// A differentiable tensor operation outside any module (sigmoid, a
+    /// multiplication): Output derives from Inputs, and from this op when it
+    /// makes an autograd node, which it does in grad mode when an input may
+    /// require grad; the node saves Saves.
+    Op,
     /// A backward (or autograd::grad) through the graphs of Sources. With
     /// ReturnsGradients (autograd::grad) the gradients are stored in Target.
     Backward,
@@ -87,10 +96,11 @@ struct Event {
     Derive,
     /// The function returns a value derived from Sources.
     Return,
-    /// Bumps the version counters of Sets, in any grad mode: every live
-    /// graph of a forward that saved one of them fails if a backward
-    /// traverses it later. A DDP broadcast is the write a forward does
-    /// itself, before it saves.
+    /// Bumps the version counters of Sets, and of the storage of Sources
+    /// (an in-place op on a value), in any grad mode: every live graph of a
+    /// forward or op that saved one of them fails if a backward traverses
+    /// it later. A DDP broadcast is the write a forward does itself, before
+    /// it saves.
     Write,
   };
   Kind EventKind;
@@ -117,6 +127,13 @@ struct Event {
   /// Write: the sets it bumps, and how.
   llvm::SmallVector<TensorSetId, 1> Sets;
   WriteKind Writes = WriteKind::Step;
+  /// Storage: the tensor sets a value's storage may be (views and copies of
+  /// a tensor handle share theirs). Forward, Op, Derive: Target's storage
+  /// becomes NewStorage (a tensor the event makes), else that of StorageOf
+  /// (a view or handle copy), else stays as it was. Frontends that do not
+  /// follow in-place writes on values leave both unset.
+  std::optional<TensorSetId> NewStorage;
+  std::optional<ValueId> StorageOf;
 
   static Event forward(SiteId Site, ObjectId Object, bool GradEnabled,
                        ValueId Output, llvm::ArrayRef<ValueId> Inputs);
@@ -129,7 +146,11 @@ struct Event {
                       bool Strong);
   static Event ret(SiteId Site, llvm::ArrayRef<ValueId> Sources);
   static Event write(SiteId Site, WriteKind Kind,
-                     llvm::ArrayRef<TensorSetId> Sets);
+                     llvm::ArrayRef<TensorSetId> Sets,
+                     llvm::ArrayRef<ValueId> Through = {});
+  /// An op with Output's storage NewStorage (see Kind::Op).
+  static Event op(SiteId Site, bool GradEnabled, ValueId Output,
+                  llvm::ArrayRef<ValueId> Inputs, TensorSetId NewStorage);
 };
 
 struct Block {
@@ -170,15 +191,23 @@ public:
   unsigned numTensorSets() const { return TensorSets.size(); }
   unsigned numValues() const { return NumValues; }
   unsigned numOrigins() const { return NumOrigins; }
-  /// Origins standing for forwards and writes map to their event; input
-  /// origins do not.
+  /// Origins standing for forwards, ops and writes map to their event;
+  /// input origins do not.
   bool isForwardOrigin(OriginId O) const;
+  bool isOpOrigin(OriginId O) const;
   bool isWriteOrigin(OriginId O) const;
   const Event &forwardOf(OriginId O) const;
-  /// The event of a forward or write origin.
+  /// The event of a forward, op or write origin.
   const Event &eventOf(OriginId O) const;
   /// Where a forward or write origin's event is: (block, index in the block).
   std::pair<unsigned, unsigned> eventPosition(OriginId O) const;
+  /// The storage an input value starts with.
+  void setInputStorage(ValueId V, TensorSetId Storage) {
+    InputStorage.push_back({V, Storage});
+  }
+  llvm::ArrayRef<std::pair<ValueId, TensorSetId>> inputStorage() const {
+    return InputStorage;
+  }
   /// Input values with their origins, in the order they were added.
   llvm::ArrayRef<std::pair<ValueId, OriginId>> inputs() const { return Inputs; }
   /// A value that outlives the function (a member, a global): its history
@@ -195,6 +224,7 @@ private:
   std::vector<TensorSetInfo> TensorSets;
   std::vector<std::pair<unsigned, unsigned>> EventOfOrigin;
   std::vector<std::pair<ValueId, OriginId>> Inputs;
+  std::vector<std::pair<ValueId, TensorSetId>> InputStorage;
   std::vector<ValueId> Escaping;
   unsigned NumValues = 0;
   unsigned NumOrigins = 0;

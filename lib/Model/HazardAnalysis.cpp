@@ -431,6 +431,8 @@ struct State {
   Origins Live;
   /// Per tensor set, the live forwards that saved it on some way here.
   llvm::DenseMap<TensorSetId, Origins> SavedBy;
+  /// Only live values: the tensor sets their storage may be.
+  llvm::DenseMap<ValueId, Origins> Storage;
   /// Objects whose next forward may broadcast: DDP's
   /// require_forward_param_sync, which the construction sets, a grad-mode
   /// forward sets and a forward with grad mode off clears (runtime's
@@ -465,6 +467,8 @@ struct State {
       Changed |= SavedBy[Set] |= By;
     for (const auto &[Value, From] : Other.Provenance)
       Changed |= Provenance[Value] |= From;
+    for (const auto &[Value, Sets] : Other.Storage)
+      Changed |= Storage[Value] |= Sets;
     return Changed;
   }
 };
@@ -495,6 +499,12 @@ private:
   Origins provenanceOf(const State &S, llvm::ArrayRef<ValueId> Values) const;
   /// The live forwards that saved Set.
   static Origins savers(const State &S, TensorSetId Set);
+  /// Appends the sets E's saves take whose condition holds in S: those of
+  /// its own output's storage (AfterStorage) or the others.
+  void savedSets(const State &S, const Event &E, bool AfterStorage,
+                 llvm::SmallVectorImpl<TensorSetId> &Out) const;
+  /// Gives E's target the storage E says it has.
+  static void setStorage(State &S, const Event &E);
   /// Records that Writer, event Event of the block, clobbers the savers in
   /// Clobbered: in the final state with Result, else in Visit.
   void recordWrite(unsigned Event, OriginId Writer, Origins Clobbered,
@@ -547,6 +557,7 @@ void HazardAnalyzer::computeLiveness() {
       Live |= LiveIn[Succ];
     for (const Event &E : llvm::reverse(Blocks[B].Events)) {
       bool Kills = E.EventKind == Event::Kind::Forward ||
+                   E.EventKind == Event::Kind::Op ||
                    (E.EventKind == Event::Kind::Derive && E.Strong) ||
                    (E.EventKind == Event::Kind::Backward && E.ReturnsGradients);
       if (Kills)
@@ -555,9 +566,14 @@ void HazardAnalyzer::computeLiveness() {
         Live.set(E.Target);
       for (ValueId V : E.Sources)
         Live.set(V);
-      for (const Save &Saved : E.Saves)
+      if (E.StorageOf)
+        Live.set(*E.StorageOf);
+      for (const Save &Saved : E.Saves) {
         for (ValueId V : Saved.IfRequiresGrad)
           Live.set(V);
+        if (Saved.StorageOf && *Saved.StorageOf != E.Target)
+          Live.set(*Saved.StorageOf);
+      }
     }
     if (Live != LiveIn[B]) {
       LiveIn[B] = std::move(Live);
@@ -580,6 +596,8 @@ State HazardAnalyzer::initialState() const {
   }
   for (auto [Value, Origin] : G.inputs())
     S.Provenance[Value].set(Origin);
+  for (auto [Value, Set] : G.inputStorage())
+    S.Storage[Value].set(Set);
   return S;
 }
 
@@ -592,6 +610,11 @@ Origins HazardAnalyzer::prune(State &S, unsigned Block) const {
       S.Provenance.erase(Current);
     else
       Reachable |= Current->second;
+  }
+  for (auto It = S.Storage.begin(); It != S.Storage.end();) {
+    auto Current = It++;
+    if (!Live.test(Current->first))
+      S.Storage.erase(Current);
   }
   Origins Dropped = S.Live - Reachable;
   if (!Dropped.empty())
@@ -631,6 +654,41 @@ Origins HazardAnalyzer::savers(const State &S, TensorSetId Set) {
   return It == S.SavedBy.end() ? Origins() : It->second & S.Live;
 }
 
+void HazardAnalyzer::savedSets(const State &S, const Event &E,
+                               bool AfterStorage,
+                               llvm::SmallVectorImpl<TensorSetId> &Out) const {
+  for (const Save &Saved : E.Saves) {
+    bool OfOutput = Saved.StorageOf && *Saved.StorageOf == E.Target;
+    if (OfOutput != AfterStorage ||
+        !(Saved.IfRequiresGrad.empty() ||
+          !provenanceOf(S, Saved.IfRequiresGrad).empty()))
+      continue;
+    if (!Saved.StorageOf) {
+      Out.push_back(Saved.Set);
+      continue;
+    }
+    if (auto It = S.Storage.find(*Saved.StorageOf); It != S.Storage.end())
+      for (unsigned Set : It->second)
+        Out.push_back(Set);
+  }
+}
+
+void HazardAnalyzer::setStorage(State &S, const Event &E) {
+  if (E.NewStorage) {
+    Origins Sets;
+    Sets.set(*E.NewStorage);
+    S.Storage[E.Target] = std::move(Sets);
+  } else if (E.StorageOf && *E.StorageOf != E.Target) {
+    auto It = S.Storage.find(*E.StorageOf);
+    if (It == S.Storage.end()) {
+      S.Storage.erase(E.Target);
+      return;
+    }
+    Origins Sets = It->second; // Inserting below may move the entry.
+    S.Storage[E.Target] = std::move(Sets);
+  }
+}
+
 void HazardAnalyzer::recordWrite(unsigned Event, OriginId Writer,
                                  Origins Clobbered,
                                  AnalysisResult *Result,
@@ -663,6 +721,26 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
         S.Provenance[E.Target] = std::move(P);
       else
         S.Provenance[E.Target] |= P;
+      setStorage(S, E);
+      break;
+    }
+    case Event::Kind::Op: {
+      // No node without grad mode or an input that may require grad: no
+      // history, nothing saved.
+      Origins P = provenanceOf(S, E.Sources);
+      bool MakesNode = E.GradEnabled && !P.empty();
+      llvm::SmallVector<TensorSetId, 2> Saved;
+      if (MakesNode)
+        savedSets(S, E, /*AfterStorage=*/false, Saved);
+      setStorage(S, E);
+      if (MakesNode) {
+        savedSets(S, E, /*AfterStorage=*/true, Saved);
+        for (TensorSetId Set : Saved)
+          S.SavedBy[Set].set(E.Origin);
+        P.set(E.Origin);
+        S.Live.set(E.Origin);
+      }
+      S.Provenance[E.Target] = std::move(P);
       break;
     }
     case Event::Kind::Forward: {
@@ -696,13 +774,16 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
       // saved. The conditions read the inputs before the output replaces
       // one of them.
       Origins P;
+      llvm::SmallVector<TensorSetId, 2> Saved;
+      if (E.GradEnabled)
+        savedSets(S, E, /*AfterStorage=*/false, Saved);
+      setStorage(S, E);
       if (E.GradEnabled) {
+        savedSets(S, E, /*AfterStorage=*/true, Saved);
         if (Object.HasBuffers)
           S.SavedBy[Object.Buffers].set(E.Origin);
-        for (const Save &Saved : E.Saves)
-          if (Saved.IfRequiresGrad.empty() ||
-              !provenanceOf(S, Saved.IfRequiresGrad).empty())
-            S.SavedBy[Saved.Set].set(E.Origin);
+        for (TensorSetId Set : Saved)
+          S.SavedBy[Set].set(E.Origin);
         P = provenanceOf(S, E.Sources);
         P.set(E.Origin);
         S.Live.set(E.Origin);
@@ -712,9 +793,14 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
     }
     case Event::Kind::Write: {
       Origins Clobbered;
-      if (Result || Visit)
+      if (Result || Visit) {
         for (TensorSetId Set : E.Sets)
           Clobbered |= savers(S, Set);
+        for (ValueId Through : E.Sources)
+          if (auto It = S.Storage.find(Through); It != S.Storage.end())
+            for (unsigned Set : It->second)
+              Clobbered |= savers(S, Set);
+      }
       recordWrite(I, E.Origin, std::move(Clobbered), Result, Visit);
       break;
     }
@@ -905,6 +991,9 @@ AnalysisResult HazardAnalyzer::run() {
     if (G.isForwardOrigin(O)) {
       Index->ForwardPositions[O] = G.eventPosition(O);
       ObjectForwards[G.forwardOf(O).Object].set(O);
+      AllForwards.set(O);
+    } else if (G.isOpOrigin(O)) {
+      Index->ForwardPositions[O] = G.eventPosition(O);
       AllForwards.set(O);
     } else if (G.isWriteOrigin(O)) {
       Index->ForwardPositions[O] = G.eventPosition(O);

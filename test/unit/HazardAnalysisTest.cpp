@@ -885,4 +885,114 @@ TEST(WriteEvent, ABroadcastIsAWriteOfTheObjectsBuffers) {
   EXPECT_TRUE(G.isForwardOrigin(R.Clobbers[1].Writer));
 }
 
+/// In-place writes on values: an op saves its output's or an operand's
+/// storage, and a write goes through the storage a value points to.
+struct ValueGraph : WriteGraph {
+  TensorSetId storage() {
+    return G.addTensorSet({TensorSetInfo::Kind::Tensors, "t"});
+  }
+  /// Out = op(Inputs), saving its output's storage (sigmoid) when
+  /// SavesOutput, else the storage of Saved (a multiplication's operand).
+  ValueId op(llvm::ArrayRef<ValueId> Inputs, bool SavesOutput,
+             std::optional<ValueId> Saved = std::nullopt) {
+    ValueId Out = G.addValue();
+    Event E = Event::op(NextSite++, true, Out, Inputs, storage());
+    Save S;
+    S.StorageOf = SavesOutput ? Out : *Saved;
+    E.Saves.push_back(S);
+    G.append(Block, std::move(E));
+    return Out;
+  }
+  /// Target = a handle copy or view of Source.
+  void alias(ValueId Target, ValueId Source) {
+    Event E = Event::derive(Target, {Source}, true);
+    E.StorageOf = Source;
+    G.append(Block, std::move(E));
+  }
+  /// Target = a new tensor computed from Sources (not an op that saves).
+  void fresh(ValueId Target, llvm::ArrayRef<ValueId> Sources) {
+    Event E = Event::derive(Target, Sources, true);
+    E.NewStorage = storage();
+    G.append(Block, std::move(E));
+  }
+  void writeThrough(ValueId V) {
+    G.append(Block, Event::write(NextSite++, WriteKind::InPlace, {}, {V}));
+  }
+};
+
+TEST(ValueWrite, InPlaceOpOnASigmoidsOutputFails) {
+  // gate = sigmoid(x); gate.mul_(2); gate.backward()
+  ValueGraph V;
+  ValueId X = V.G.unknownValue();
+  ValueId Gate = V.G.addValue();
+  V.alias(Gate, V.op({X}, /*SavesOutput=*/true)); // site 0
+  V.writeThrough(Gate);                           // site 1
+  V.backward(Gate);                               // site 2
+  AnalysisResult R = analyzeHazards(V.G);
+  ASSERT_EQ(R.Hazards.size(), 1u);
+  EXPECT_TRUE(V.G.isOpOrigin(R.Hazards[0].Saver));
+  EXPECT_EQ(V.siteOf(R.Hazards[0].Writer), 1u);
+  EXPECT_EQ(R.Hazards[0].Backward, 2u);
+}
+
+TEST(ValueWrite, AWriteThroughAViewReachesTheStorage) {
+  ValueGraph V;
+  ValueId Gate = V.G.addValue(), View = V.G.addValue();
+  V.alias(Gate, V.op({V.G.unknownValue()}, true));
+  V.alias(View, Gate);
+  V.writeThrough(View);
+  V.backward(Gate);
+  EXPECT_EQ(analyzeHazards(V.G).Hazards.size(), 1u);
+}
+
+TEST(ValueWrite, ANewTensorInTheSameVariableIsOk) {
+  // h = relu(x); h = h * 2 (a new tensor, saves nothing); h.add_(1)
+  ValueGraph V;
+  ValueId H = V.G.addValue();
+  V.alias(H, V.op({V.G.unknownValue()}, true));
+  V.fresh(H, {H});
+  V.writeThrough(H);
+  V.backward(H);
+  EXPECT_TRUE(analyzeHazards(V.G).Hazards.empty());
+}
+
+TEST(ValueWrite, AnOpWithoutAnInputThatRequiresGradSavesNothing) {
+  ValueGraph V;
+  ValueId Data = V.G.addValue(), Probs = V.G.addValue();
+  V.fresh(Data, {});
+  V.alias(Probs, V.op({Data}, true));
+  V.writeThrough(Probs);
+  V.backward(V.G.unknownValue());
+  EXPECT_TRUE(analyzeHazards(V.G).Hazards.empty());
+}
+
+TEST(ValueWrite, AnOperandSavedByAMultiplicationIsWrittenOnAnyPath) {
+  // h = f(x); g = h * w; if (c) h += y; g.backward()
+  ValueGraph V;
+  ValueId H = V.G.addValue();
+  V.fresh(H, {V.G.unknownValue()});
+  ValueId G = V.op({H, V.G.unknownValue()}, false, H);
+  unsigned Then = V.G.addBlock(), Join = V.G.addBlock();
+  V.G.addEdge(V.Block, Then);
+  V.G.addEdge(V.Block, Join);
+  V.G.addEdge(Then, Join);
+  V.Block = Then;
+  V.writeThrough(H);
+  V.Block = Join;
+  V.backward(G);
+  EXPECT_EQ(analyzeHazards(V.G).Hazards.size(), 1u);
+}
+
+TEST(ValueWrite, AnInputsStorageIsItsOwn) {
+  // forward(x): y = x * w saves x; x.add_(1) fails a later backward.
+  ValueGraph V;
+  OriginId Origin;
+  ValueId X = V.G.addInputValue(Origin);
+  V.G.setInputStorage(X, V.storage());
+  ValueId Y = V.op({X, V.G.unknownValue()}, false, X);
+  V.writeThrough(X);
+  V.backward(Y);
+  EXPECT_EQ(analyzeHazards(V.G).Hazards.size(), 1u);
+}
+
 } // namespace
