@@ -1,6 +1,8 @@
 //===- ClangFrontend.cpp --------------------------------------------------===//
 
 #include "ClangFrontend.h"
+#include "SavedBuffers.h"
+#include "SavedOperands.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Analysis/CFG.h"
@@ -106,9 +108,11 @@ std::optional<bool> setEnabledCall(const Stmt *S, ASTContext &Context) {
 class Translator {
 public:
   Translator(const FunctionDecl *Function, DDPObjects &Objects,
-             SummaryProvider &Summaries, ModuleCalls *Modules)
+             SummaryProvider &Summaries, ModuleCalls *Modules,
+             bool ValueWrites)
       : Objects(Objects), Summaries(Summaries), Modules(Modules),
-        Context(Objects.context()), SM(Context.getSourceManager()) {
+        ValueWrites(ValueWrites), Context(Objects.context()),
+        SM(Context.getSourceManager()) {
     Result.Function = Function;
   }
 
@@ -127,6 +131,18 @@ private:
   TensorSetId parametersOf(const ValueDecl *Decl);
   /// With Modules: a forward of a plain module, or a step that writes.
   bool handleModuleCall(const Stmt *S, unsigned Block);
+  /// With ValueWrites: the value whose storage E's tensor shares (a
+  /// variable, an op's result, or a view of one), if it is known.
+  std::optional<ValueId> storageSource(const Expr *E);
+  TensorSetId newStorage();
+  /// A value made from Init (by a declaration or an assignment) has Init's
+  /// storage or a new one.
+  void setStorageFrom(Event &E, const Expr *Init);
+  /// An operation that saves a tensor for backward (SavedOperands.def).
+  std::optional<TorchOpCall> savingOp(const Stmt *S);
+  bool handleSavingOp(const CallExpr *Call, unsigned Block);
+  /// An in-place write on a value that is not a parameter.
+  void handleValueWrite(const CallExpr *Call, unsigned Block);
   SiteId addSite(Site S);
   void collectLeaves(const Expr *E, llvm::SmallVectorImpl<ValueId> &Out);
   llvm::SmallVector<ValueId, 4> leaves(llvm::ArrayRef<const Expr *> Exprs);
@@ -161,8 +177,11 @@ private:
   ValueId escaped();
   void escape(const Expr *Through, llvm::ArrayRef<ValueId> Sources,
               unsigned Block);
+  /// Appends Target = Sources; with Init, a strong derivation gives Target
+  /// Init's storage (ValueWrites).
   void derive(unsigned Block, const Expr *Target,
-              llvm::ArrayRef<ValueId> Sources, bool Strong);
+              llvm::ArrayRef<ValueId> Sources, bool Strong,
+              const Expr *Init = nullptr);
   void computeOrder(const CFG &Cfg);
   unsigned eventsIn(unsigned Block) const {
     return Result.Graph.blocks()[Block].Events.size();
@@ -171,6 +190,7 @@ private:
   DDPObjects &Objects;
   SummaryProvider &Summaries;
   ModuleCalls *Modules;
+  bool ValueWrites;
   ASTContext &Context;
   const SourceManager &SM;
   TranslatedFunction Result;
@@ -227,6 +247,8 @@ ValueId Translator::valueOf(const ValueDecl *Decl) {
       ValueId V = Result.Graph.addInputValueOf(Result.EscapedOrigin);
       Result.Graph.markEscaping(V);
       EscapingValues.insert(V);
+      if (ValueWrites && isTensor(Decl->getType()))
+        Result.Graph.setInputStorage(V, newStorage());
       It->second = V;
       return V;
     }
@@ -356,12 +378,15 @@ std::optional<std::pair<ValueId, bool>> Translator::target(const Expr *E) {
 }
 
 void Translator::derive(unsigned Block, const Expr *Target,
-                        llvm::ArrayRef<ValueId> Sources, bool Strong) {
+                        llvm::ArrayRef<ValueId> Sources, bool Strong,
+                        const Expr *Init) {
   auto T = target(Target);
   if (!T)
     return;
-  Result.Graph.append(Block,
-                      Event::derive(T->first, Sources, Strong && T->second));
+  Event E = Event::derive(T->first, Sources, Strong && T->second);
+  if (Init && E.Strong)
+    setStorageFrom(E, Init);
+  Result.Graph.append(Block, std::move(E));
   if (EscapingValues.contains(T->first))
     escape(Target, Sources, Block);
 }
@@ -634,7 +659,8 @@ void Translator::handleMutation(const CallExpr *Call, unsigned Block) {
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
     OverloadedOperatorKind Kind = Op->getOperator();
     if (Kind == OO_Equal && Op->getNumArgs() == 2) {
-      derive(Block, Op->getArg(0), leaves({Op->getArg(1)}), /*Strong=*/true);
+      derive(Block, Op->getArg(0), leaves({Op->getArg(1)}), /*Strong=*/true,
+             Op->getArg(1));
       return;
     }
     if ((Kind == OO_PlusEqual || Kind == OO_MinusEqual || Kind == OO_StarEqual ||
@@ -676,12 +702,104 @@ void Translator::handleMutation(const CallExpr *Call, unsigned Block) {
   }
 }
 
+std::optional<ValueId> Translator::storageSource(const Expr *E) {
+  E = skipImplicit(E);
+  if (!E)
+    return std::nullopt;
+  // A copy or move of a Tensor handle shares the storage.
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(E))
+    if (Construct->getNumArgs() == 1 && isTensor(Construct->getType()) &&
+        isTensor(Construct->getArg(0)->getType()))
+      return storageSource(Construct->getArg(0));
+  if (auto Known = ExprValues.find(E); Known != ExprValues.end())
+    return Known->second;
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
+    if (isa<VarDecl>(Ref->getDecl()))
+      return valueOf(Ref->getDecl());
+  if (const auto *Member = dyn_cast<MemberExpr>(E))
+    if (isa<CXXThisExpr>(Member->getBase()->IgnoreImpCasts()) &&
+        isa<FieldDecl>(Member->getMemberDecl()))
+      return valueOf(Member->getMemberDecl());
+  // Views and in-place operations hand back their first operand's storage.
+  if (const auto *Call = dyn_cast<CallExpr>(E))
+    if (std::optional<TorchOpCall> Op = matchTorchOp(Call))
+      if (Op->Op && Op->Op->OpResult == SavedOp::Result::View &&
+          !Op->Operands.empty())
+        return storageSource(Op->Operands[0]);
+  return std::nullopt;
+}
+
+TensorSetId Translator::newStorage() {
+  return Result.Graph.addTensorSet({TensorSetInfo::Kind::Tensors, ""});
+}
+
+void Translator::setStorageFrom(Event &E, const Expr *Init) {
+  if (!ValueWrites || !isTensor(Init->getType()))
+    return;
+  if (std::optional<ValueId> Source = storageSource(Init))
+    E.StorageOf = *Source;
+  else
+    E.NewStorage = newStorage();
+}
+
+std::optional<TorchOpCall> Translator::savingOp(const Stmt *S) {
+  const auto *Call = dyn_cast<CallExpr>(S);
+  if (!Call)
+    return std::nullopt;
+  std::optional<TorchOpCall> Op = matchTorchOp(Call);
+  if (!Op || !Op->Op || Op->Op->OpResult != SavedOp::Result::New ||
+      Op->Op->Saves.empty())
+    return std::nullopt;
+  return Op;
+}
+
+bool Translator::handleSavingOp(const CallExpr *Call, unsigned Block) {
+  std::optional<TorchOpCall> Op = savingOp(Call);
+  if (!Op)
+    return false;
+  ValueId Output = exprValue(Call);
+  Event E = Event::op(addSite({Call}), gradEnabledAt(Call), Output,
+                      leaves(Op->Operands), newStorage());
+  for (const SaveRule &Rule : saveRules(*Op->Op)) {
+    Save S;
+    for (unsigned Trigger : Rule.Triggers)
+      if (Trigger < Op->Operands.size())
+        collectLeaves(Op->Operands[Trigger], S.IfRequiresGrad);
+    // An operand without history never requires grad.
+    if (S.IfRequiresGrad.empty())
+      continue;
+    if (!Rule.Operand)
+      S.StorageOf = Output;
+    else if (*Rule.Operand < Op->Operands.size())
+      S.StorageOf = storageSource(Op->Operands[*Rule.Operand]);
+    if (S.StorageOf)
+      E.Saves.push_back(std::move(S));
+  }
+  Result.Graph.append(Block, std::move(E));
+  return true;
+}
+
+void Translator::handleValueWrite(const CallExpr *Call, unsigned Block) {
+  std::optional<TensorWrite> Write = matchTensorWrite(Call);
+  if (!Write || (Modules && Modules->matchParameterWrite(Call)))
+    return;
+  std::optional<ValueId> Through = storageSource(Write->Tensor);
+  if (!Through)
+    return;
+  SiteId Site = addSite({Call});
+  Result.Graph.append(Block,
+                      Event::write(Site, WriteKind::InPlace, {}, {*Through}));
+  Result.ValueWrites.push_back({Site, std::move(*Write)});
+}
+
 bool Translator::handleModuleCall(const Stmt *S, unsigned Block) {
   if (std::optional<ModuleForward> Forward = Modules->matchForward(S)) {
     llvm::SmallVector<ValueId, 4> Inputs = leaves(Forward->Args);
     Event E = Event::forward(addSite({Forward->Call}),
                              objectId(Forward->Module), gradEnabledAt(S),
                              exprValue(Forward->Call), Inputs);
+    if (ValueWrites)
+      E.NewStorage = newStorage();
     switch (Modules->savingOf(Forward->Module)) {
     case ParameterSaving::None:
       break;
@@ -721,6 +839,11 @@ void Translator::reserveCallValue(const Stmt *S) {
       exprValue(Forward->Call);
       return;
     }
+  if (ValueWrites)
+    if (std::optional<TorchOpCall> Op = savingOp(S)) {
+      exprValue(Op->Call);
+      return;
+    }
   if (const auto *Call = dyn_cast<CallExpr>(S)) {
     if (const FunctionDecl *Callee = visibleCallee(Call, SM)) {
       if (Summaries.summaryFor(Callee))
@@ -747,6 +870,8 @@ void Translator::handle(const Stmt *S, unsigned Block) {
     Event E = Event::forward(addSite({Forward->Call}),
                              objectId(Forward->Object), gradEnabledAt(S),
                              exprValue(Forward->Call), Inputs);
+    if (ValueWrites)
+      E.NewStorage = newStorage();
     // The wrapped module's parameters, whatever it is.
     if (Modules)
       E.Saves.push_back({parametersOf(Forward->Object), {}});
@@ -765,6 +890,11 @@ void Translator::handle(const Stmt *S, unsigned Block) {
                                          {parametersOf(Write->Module)}));
         Result.ParameterWrites.push_back({Site, std::move(*Write)});
       }
+    if (ValueWrites) {
+      handleValueWrite(Call, Block);
+      if (handleSavingOp(Call, Block))
+        return;
+    }
     if (isOutOfSight(Call)) {
       // The callee may keep what it is given (a tensor is a handle).
       llvm::SmallVector<const Expr *, 4> Args(Call->arguments());
@@ -780,9 +910,11 @@ void Translator::handle(const Stmt *S, unsigned Block) {
   if (const auto *Decl = dyn_cast<DeclStmt>(S)) {
     for (const clang::Decl *D : Decl->decls())
       if (const auto *Var = dyn_cast<VarDecl>(D))
-        if (const Expr *Init = Var->getInit())
-          Result.Graph.append(
-              Block, Event::derive(valueOf(Var), leaves({Init}), true));
+        if (const Expr *Init = Var->getInit()) {
+          Event E = Event::derive(valueOf(Var), leaves({Init}), true);
+          setStorageFrom(E, Init);
+          Result.Graph.append(Block, std::move(E));
+        }
     return;
   }
   if (const auto *Binary = dyn_cast<BinaryOperator>(S)) {
@@ -792,9 +924,17 @@ void Translator::handle(const Stmt *S, unsigned Block) {
     return;
   }
   if (const auto *Return = dyn_cast<ReturnStmt>(S)) {
-    if (Return->getRetValue())
-      Result.Graph.append(Block, Event::ret(addSite({Return->getRetValue()}),
-                                            leaves({Return->getRetValue()})));
+    const Expr *Value = Return->getRetValue();
+    if (!Value)
+      return;
+    llvm::SmallVector<ValueId, 4> Returned = leaves({Value});
+    SiteId Site = addSite({Value});
+    Result.Graph.append(Block, Event::ret(Site, Returned));
+    if (ValueWrites && isModuleForward(Result.Function)) {
+      Result.Graph.append(Block,
+                          Event::backward(Site, Returned, /*Retain=*/false));
+      Result.ResultBackwards.push_back(Site);
+    }
   }
 }
 
@@ -882,6 +1022,8 @@ TranslatedFunction Translator::run() {
     OriginId Origin;
     ValueId Value = Result.Graph.addInputValue(Origin);
     DeclValues[Param] = Value;
+    if (ValueWrites && isTensor(Param->getType()))
+      Result.Graph.setInputStorage(Value, newStorage());
     Result.ParameterValues.push_back(Value);
     Result.ParameterOrigins.push_back(Origin);
   }
@@ -929,8 +1071,14 @@ TranslatedFunction Translator::run() {
 TranslatedFunction translateFunction(const FunctionDecl *Function,
                                      DDPObjects &Objects,
                                      SummaryProvider &Summaries,
-                                     ModuleCalls *Modules) {
-  return Translator(Function, Objects, Summaries, Modules).run();
+                                     ModuleCalls *Modules, bool ValueWrites) {
+  return Translator(Function, Objects, Summaries, Modules, ValueWrites).run();
+}
+
+bool isModuleForward(const FunctionDecl *Function) {
+  const auto *Method = dyn_cast<CXXMethodDecl>(Function);
+  return Method && Method->getIdentifier() && Method->getName() == "forward" &&
+         isModuleRecord(Method->getParent());
 }
 
 } // namespace clangfe

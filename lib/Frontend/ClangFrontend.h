@@ -114,6 +114,11 @@ struct TranslatedFunction {
   std::vector<std::pair<model::SiteId, const Optimizer *>> Steps;
   /// The in-place writes to parameters outside optimizers, by their site.
   std::vector<std::pair<model::SiteId, ParameterWrite>> ParameterWrites;
+  /// With ValueWrites: the in-place writes on values, by their site, and the
+  /// backwards that stand for the caller's backward through the result of a
+  /// module's forward (at its return statements).
+  std::vector<std::pair<model::SiteId, TensorWrite>> ValueWrites;
+  std::vector<model::SiteId> ResultBackwards;
   /// By parameter index: the origin standing for the parameter's history.
   std::vector<model::OriginId> ParameterOrigins;
   /// By parameter index: the value standing for the parameter.
@@ -142,12 +147,20 @@ struct TranslatedFunction {
 };
 
 /// With Modules, forwards of plain modules, optimizer steps and in-place
-/// writes to parameters are events too, and every forward saves its module's parameters as ModuleCalls says;
-/// without, the graph has the DDP events alone.
+/// writes to parameters are events too, and every forward saves its
+/// module's parameters as ModuleCalls says; without, the graph has the DDP
+/// events alone. With ValueWrites too, the operations SavedOperands.def says
+/// save a tensor are ops, values have storage, in-place writes on values are
+/// writes, and a module's forward ends in a backward through its result.
 TranslatedFunction translateFunction(const clang::FunctionDecl *Function,
                                      DDPObjects &Objects,
                                      SummaryProvider &Summaries,
-                                     ModuleCalls *Modules = nullptr);
+                                     ModuleCalls *Modules = nullptr,
+                                     bool ValueWrites = false);
+
+/// A method named forward of a torch::nn::Module subclass: whatever calls it
+/// backpropagates through its result.
+bool isModuleForward(const clang::FunctionDecl *Function);
 
 /// The call operators of a callable argument whose body we can see: a lambda
 /// written in place (Inline) or a variable initialised with one; for a

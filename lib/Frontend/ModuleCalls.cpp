@@ -243,14 +243,12 @@ static bool isInPlaceTensorMethod(StringRef Name) {
          Name != "detach_";
 }
 
-std::optional<ParameterWrite>
-ModuleCalls::matchParameterWrite(const Stmt *S) {
+std::optional<TensorWrite> matchTensorWrite(const Stmt *S) {
   const auto *Call = dyn_cast<CallExpr>(S);
   if (!Call)
     return std::nullopt;
-  ParameterWrite Write;
+  TensorWrite Write;
   Write.Call = Call;
-  bool OnList = false;
   if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call)) {
     const CXXMethodDecl *Method = Member->getMethodDecl();
     StringRef Name = nameOf(Method);
@@ -259,9 +257,16 @@ ModuleCalls::matchParameterWrite(const Stmt *S) {
     Write.Tensor = Member->getImplicitObjectArgument();
     Write.Operation = Name.str();
   } else if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
-    if (!Op->isAssignmentOp() || Op->getOperator() == OO_Equal ||
-        Op->getNumArgs() != 2 || !isTensorType(Op->getArg(0)->getType()))
+    if (!Op->isAssignmentOp() || Op->getNumArgs() != 2 ||
+        !isTensorType(Op->getArg(0)->getType()))
       return std::nullopt;
+    // Assigning to a Tensor variable rebinds the handle; assigning to a
+    // temporary (at::Tensor's `operator=(...) &&`) writes its storage.
+    if (Op->getOperator() == OO_Equal) {
+      const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Op->getCalleeDecl());
+      if (!Method || Method->getRefQualifier() != RQ_RValue)
+        return std::nullopt;
+    }
     Write.Tensor = Op->getArg(0);
     Write.Operation =
         (Twine("operator") + getOperatorSpelling(Op->getOperator())).str();
@@ -279,10 +284,20 @@ ModuleCalls::matchParameterWrite(const Stmt *S) {
       return std::nullopt;
     Write.Tensor = Call->getArg(0);
     Write.Operation = Qualified;
-    OnList = true;
+    Write.OnList = true;
   }
+  return Write;
+}
+
+std::optional<ParameterWrite>
+ModuleCalls::matchParameterWrite(const Stmt *S) {
+  std::optional<TensorWrite> Written = matchTensorWrite(S);
+  if (!Written)
+    return std::nullopt;
+  ParameterWrite Write;
+  static_cast<TensorWrite &>(Write) = std::move(*Written);
   Write.Module = parameterOwner(Write.Tensor);
-  if (!Write.Module && OnList) {
+  if (!Write.Module && Write.OnList) {
     Write.Module = parametersOf(Write.Tensor);
     Write.WholeList = Write.Module != nullptr;
   }

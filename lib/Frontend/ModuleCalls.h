@@ -63,14 +63,25 @@ struct StepCall {
 /// An in-place tensor operation on a module's parameters outside an
 /// optimizer: `p.clamp_(-c, c)` over `M->parameters()`, `t[i].mul_(m)`,
 /// `M->weight += d`, `torch::nn::init::zeros_(M->bias)`.
-struct ParameterWrite {
+/// An in-place write on a tensor: a method with PyTorch's trailing
+/// underscore, a compound assignment, an assignment into a temporary (`h[0] =
+/// 0`, `h.index({i}) = v`: copy_ or fill_), or an at::/torch:: function with
+/// a trailing underscore on its first argument.
+struct TensorWrite {
   const clang::CallExpr *Call = nullptr;
   /// The tensor written, as written: `p`, `t[i]`, `M->weight`.
   const clang::Expr *Tensor = nullptr;
-  /// The module (or DDP object) whose parameters it is.
-  const clang::ValueDecl *Module = nullptr;
   /// The operation as the notes name it: 'clamp_', 'operator+='.
   std::string Operation;
+  /// A function of at::/torch:: whose first argument may be a list of
+  /// tensors (`torch::_foreach_mul_`).
+  bool OnList = false;
+};
+std::optional<TensorWrite> matchTensorWrite(const clang::Stmt *S);
+
+struct ParameterWrite : TensorWrite {
+  /// The module (or DDP object) whose parameters it is.
+  const clang::ValueDecl *Module = nullptr;
   /// Tensor is a list of the module's parameters (`torch::_foreach_mul_`),
   /// not one of them.
   bool WholeList = false;

@@ -1,6 +1,7 @@
 //===- SavedBuffers.cpp ---------------------------------------------------===//
 
 #include "SavedBuffers.h"
+#include "SavedOperands.h"
 #include "DDPObjects.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
@@ -18,35 +19,8 @@ using Verdict = SavedBuffersVerdict;
 
 namespace {
 
-enum class Form { Any, Method, Function, Functional };
-enum class Result { View, New, Constant };
-
-struct SavedOp {
-  StringRef Name;
-  Form OpForm;
-  Result OpResult;
-  StringRef Saves;
-};
-
-const SavedOp SavedOps[] = {
-#define SAVED_OP(Name, F, R, Saves) {Name, Form::F, Result::R, Saves},
-#include "SavedOperands.def"
-};
-
-/// The entry for an operation called in this form; Any stands for the
-/// method, the function and the functional form.
-const SavedOp *findOp(StringRef Name, Form Called) {
-  const SavedOp *AnyForm = nullptr;
-  for (const SavedOp &Op : SavedOps) {
-    if (Op.Name != Name)
-      continue;
-    if (Op.OpForm == Called)
-      return &Op;
-    if (Op.OpForm == Form::Any && !AnyForm)
-      AnyForm = &Op;
-  }
-  return AnyForm;
-}
+using Form = SavedOp::Form;
+using Result = SavedOp::Result;
 
 /// The abstract value of an expression: may it require grad, and which
 /// buffers does it share a version counter with.
@@ -104,14 +78,6 @@ bool isTorchDecl(const Decl *D) {
   return Outer == "at" || Outer == "torch" || Outer == "c10";
 }
 
-static bool isFunctional(const Decl *D) {
-  for (const DeclContext *DC = D->getDeclContext(); DC; DC = DC->getParent())
-    if (const auto *NS = dyn_cast<NamespaceDecl>(DC))
-      if (NS->getIdentifier() && NS->getName() == "functional")
-        return true;
-  return false;
-}
-
 bool isModuleRecord(const CXXRecordDecl *Record) {
   if (!Record)
     return false;
@@ -150,15 +116,6 @@ const clang::Type *heldModule(QualType Type) {
   }
   return Type.getCanonicalType().getTypePtr();
 }
-
-std::string operatorName(const FunctionDecl *Callee) {
-  if (OverloadedOperatorKind OO = Callee->getOverloadedOperator())
-    return std::string("operator") + getOperatorSpelling(OO);
-  if (const IdentifierInfo *Id = Callee->getIdentifier())
-    return Id->getName().str();
-  return "";
-}
-
 
 /// Follows buffers through the functions a forward runs, and records the
 /// first operation that saves one and the first thing it cannot follow.
@@ -437,7 +394,7 @@ Value ForwardWalker::torchOp(const Expr *Call, StringRef Name, Form Called,
                              ArrayRef<const Expr *> Operands,
                              ArrayRef<Value> Values, Frame &F) {
   SourceLocation Loc = Call->getExprLoc();
-  const SavedOp *Op = findOp(Name, Called);
+  const SavedOp *Op = findSavedOp(Name, Called);
   if (!Op) {
     escapes(Loc, Values,
             "'" + Name + "', which is not in the table of saved operands");
@@ -446,20 +403,17 @@ Value ForwardWalker::torchOp(const Expr *Call, StringRef Name, Form Called,
   if (isInPlace(Name) && !Values.empty() && !Values[0].Buffers.empty())
     unknown(Loc, "buffer '" + Values[0].Buffers.front()->getName() +
                      "' is modified in place by '" + Name + "'");
-  // "i:jk": operand i is saved if operand j or k requires grad.
-  SmallVector<StringRef, 4> Rules;
-  Op->Saves.split(Rules, ' ', -1, /*KeepEmpty=*/false);
-  for (StringRef Rule : Rules) {
-    unsigned Saved = Rule[0] - '0';
-    if (Saved >= Values.size() || Values[Saved].Buffers.empty())
+  // The result is a new tensor, never a buffer: only operands matter.
+  for (const SaveRule &Rule : saveRules(*Op)) {
+    if (!Rule.Operand || *Rule.Operand >= Values.size() ||
+        Values[*Rule.Operand].Buffers.empty())
       continue;
-    for (char Trigger : Rule.drop_front(2)) {
-      unsigned T = Trigger - '0';
+    for (unsigned T : Rule.Triggers) {
       if (T < Values.size() && Values[T].Grad && !this->Saved) {
         this->Saved =
             Verdict{Verdict::Kind::Saved, Loc,
                     "'" + Name.str() + "' saves buffer '" +
-                        Values[Saved].Buffers.front()->getName().str() +
+                        Values[*Rule.Operand].Buffers.front()->getName().str() +
                         "' for backward"};
         break;
       }

@@ -54,6 +54,8 @@ TranslationUnitAnalysis::scan(const FunctionDecl *Function) {
               Method->getIdentifier() && Method->getName() == "step";
       Info.DirectParameterWrite =
           Info.DirectParameterWrite || Modules.matchParameterWrite(Call);
+      Info.DirectTensorWrite =
+          Info.DirectTensorWrite || matchTensorWrite(Call).has_value();
       if (const FunctionDecl *Callee = visibleCallee(Call, SM)) {
         Info.Callees.push_back(Callee);
       } else if (const FunctionDecl *Opaque = Call->getDirectCallee()) {
@@ -553,15 +555,27 @@ namespace ddpguard {
 namespace clangfe {
 
 void TranslationUnitAnalysis::reportWrites(
-    const TranslatedFunction &T, const AnalysisResult &Result, WriteKind Kind,
-    std::vector<WriteFinding> &Findings) {
+    const TranslatedFunction &T, const AnalysisResult &Result,
+    WriteCheck Check, std::vector<WriteFinding> &Findings) {
   const SourceManager &SM = Context.getSourceManager();
   auto LocOf = [&](OriginId O) {
     return T.Sites[T.Graph.eventOf(O).Site].Call->getBeginLoc();
   };
+  auto Reported = [&](SiteId Site) {
+    auto SiteIs = [&](const auto &Entry) { return Entry.first == Site; };
+    switch (Check) {
+    case WriteCheck::Step:
+      return llvm::any_of(T.Steps, SiteIs);
+    case WriteCheck::Parameter:
+      return llvm::any_of(T.ParameterWrites, SiteIs);
+    case WriteCheck::Value:
+      return llvm::any_of(T.ValueWrites, SiteIs);
+    }
+    return false;
+  };
   for (const Clobber &C : Result.Clobbers) {
     if (!T.Graph.isWriteOrigin(C.Writer) ||
-        T.Graph.eventOf(C.Writer).Writes != Kind)
+        !Reported(T.Graph.eventOf(C.Writer).Site))
       continue;
     // The first saver in the source whose graph a later backward traverses.
     std::optional<std::pair<OriginId, SiteId>> Best;
@@ -585,6 +599,12 @@ void TranslationUnitAnalysis::reportWrites(
     for (const auto &[Site, InPlace] : T.ParameterWrites)
       if (Site == Write.Site)
         F.InPlace = InPlace;
+    for (const auto &[Site, OnValue] : T.ValueWrites)
+      if (Site == Write.Site)
+        F.OnValue = OnValue;
+    if (T.Graph.isOpOrigin(Best->first))
+      F.Saver = F.Forward.Call;
+    F.ThroughResult = llvm::is_contained(T.ResultBackwards, Best->second);
     for (auto [Set, Module] : T.ParameterSetModules)
       if (llvm::is_contained(Write.Sets, Set))
         F.Module = Module;
@@ -597,26 +617,30 @@ void TranslationUnitAnalysis::reportWrites(
 }
 
 std::vector<WriteFinding>
-TranslationUnitAnalysis::runWrites(WriteKind Kind, bool ScanInfo::*Writes) {
+TranslationUnitAnalysis::runWrites(WriteCheck Check, bool ScanInfo::*Writes) {
   std::vector<WriteFinding> Findings;
   llvm::DenseSet<const FunctionDecl *> Done;
   for (const FunctionDecl *Function : functionsToAnalyse()) {
     if (!Done.insert(Function).second)
       continue;
     ScanInfo Info = scan(Function);
+    bool Value = Check == WriteCheck::Value;
     if (!(Info.*Writes) ||
-        !(Info.DirectBackward ||
+        !(Info.DirectBackward || (Value && isModuleForward(Function)) ||
           llvm::any_of(Info.Callees, [&](const FunctionDecl *Callee) {
             return needsSummary(Callee);
           })))
       continue;
-    TranslatedFunction T = translateFunction(Function, Objects, *this, &Modules);
-    if (T.Failed || (Kind == WriteKind::Step ? T.Steps.empty()
-                                             : T.ParameterWrites.empty()))
+    TranslatedFunction T =
+        translateFunction(Function, Objects, *this, &Modules, Value);
+    bool Written = Check == WriteCheck::Step        ? !T.Steps.empty()
+                   : Check == WriteCheck::Parameter ? !T.ParameterWrites.empty()
+                                                    : !T.ValueWrites.empty();
+    if (T.Failed || !Written)
       continue;
     model::AnalysisOptions Options;
     Options.ListHazards = false;
-    reportWrites(T, analyzeHazards(T.Graph, Options), Kind, Findings);
+    reportWrites(T, analyzeHazards(T.Graph, Options), Check, Findings);
   }
   const SourceManager &SM = Context.getSourceManager();
   llvm::stable_sort(Findings, [&](const WriteFinding &A, const WriteFinding &B) {
@@ -627,11 +651,15 @@ TranslationUnitAnalysis::runWrites(WriteKind Kind, bool ScanInfo::*Writes) {
 }
 
 std::vector<WriteFinding> TranslationUnitAnalysis::runSteps() {
-  return runWrites(WriteKind::Step, &ScanInfo::DirectStep);
+  return runWrites(WriteCheck::Step, &ScanInfo::DirectStep);
 }
 
 std::vector<WriteFinding> TranslationUnitAnalysis::runParameterWrites() {
-  return runWrites(WriteKind::InPlace, &ScanInfo::DirectParameterWrite);
+  return runWrites(WriteCheck::Parameter, &ScanInfo::DirectParameterWrite);
+}
+
+std::vector<WriteFinding> TranslationUnitAnalysis::runValueWrites() {
+  return runWrites(WriteCheck::Value, &ScanInfo::DirectTensorWrite);
 }
 
 } // namespace clangfe

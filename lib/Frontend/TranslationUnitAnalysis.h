@@ -55,6 +55,13 @@ struct WriteFinding {
   const Optimizer *Opt = nullptr;
   /// An in-place operation outside an optimizer.
   std::optional<ParameterWrite> InPlace;
+  /// An in-place operation on a value an operation saved.
+  std::optional<TensorWrite> OnValue;
+  /// The operation that saved it (value writes): `torch::sigmoid(...)`.
+  const clang::Expr *Saver = nullptr;
+  /// The backward that fails is the caller's, through the result that the
+  /// module's forward returns at Backward.
+  bool ThroughResult = false;
   /// The module (or DDP object) whose parameters are written.
   const clang::ValueDecl *Module = nullptr;
   Site Write;
@@ -82,6 +89,10 @@ public:
   /// In-place writes to saved parameters outside optimizers, sorted by
   /// location; as runSteps, for functions that write parameters in place.
   std::vector<WriteFinding> runParameterWrites();
+  /// In-place writes on values that an operation saved, sorted by location;
+  /// for functions that write a tensor in place and reach a backward, and
+  /// modules' forwards (whose callers backpropagate through the result).
+  std::vector<WriteFinding> runValueWrites();
 
   const Summary *summaryFor(const clang::FunctionDecl *Callee) override;
   bool reachesOutOfSight(const clang::FunctionDecl *Callee) override;
@@ -97,6 +108,8 @@ private:
     bool DirectStep = false;
     /// Writes a module's parameters in place (ModuleCalls).
     bool DirectParameterWrite = false;
+    /// Writes a tensor in place.
+    bool DirectTensorWrite = false;
     /// Calls a function whose body is not visible, or names a member or a
     /// mutable global.
     bool DirectOutOfSight = false;
@@ -120,12 +133,13 @@ private:
                            llvm::MutableArrayRef<Finding> Findings);
   /// The candidates and the lambdas written in them.
   std::vector<const clang::FunctionDecl *> functionsToAnalyse() const;
-  /// The findings of writes of Kind, in the functions that Writes (of a
+  /// The three kinds of write the write checks report.
+  enum class WriteCheck { Step, Parameter, Value };
+  /// The findings of one kind of write, in the functions that Writes (of a
   /// ScanInfo) selects and that reach a backward.
-  std::vector<WriteFinding> runWrites(model::WriteKind Kind,
-                                      bool ScanInfo::*Writes);
+  std::vector<WriteFinding> runWrites(WriteCheck Check, bool ScanInfo::*Writes);
   void reportWrites(const TranslatedFunction &T,
-                    const model::AnalysisResult &Result, model::WriteKind Kind,
+                    const model::AnalysisResult &Result, WriteCheck Check,
                     std::vector<WriteFinding> &Findings);
   const clang::Stmt *commonLoop(const clang::FunctionDecl *Function,
                                 clang::SourceLocation A,

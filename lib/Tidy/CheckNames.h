@@ -28,9 +28,14 @@ inline constexpr llvm::StringLiteral OptimizerStepBeforeBackward =
 inline constexpr llvm::StringLiteral ParameterWriteBeforeBackward =
     "parameter-write-before-backward";
 
-inline constexpr llvm::StringLiteral All[] = {MultipleForwardBeforeBackward,
-                                              OptimizerStepBeforeBackward,
-                                              ParameterWriteBeforeBackward};
+/// An in-place write on a value that an operation saved, before a backward
+/// through it (InPlaceWriteBeforeBackwardCheck.md).
+inline constexpr llvm::StringLiteral InPlaceWriteBeforeBackward =
+    "inplace-write-before-backward";
+
+inline constexpr llvm::StringLiteral All[] = {
+    MultipleForwardBeforeBackward, OptimizerStepBeforeBackward,
+    ParameterWriteBeforeBackward, InPlaceWriteBeforeBackward};
 
 inline bool isDdpguardCheck(llvm::StringRef Name) {
   for (llvm::StringRef Check : All)

@@ -1,6 +1,7 @@
 //===- DDPGuardTidyModule.cpp - Registers the ddpguard checks -------------===//
 
 #include "CheckNames.h"
+#include "InPlaceWriteBeforeBackwardCheck.h"
 #include "MultipleForwardBeforeBackwardCheck.h"
 #include "OptimizerStepBeforeBackwardCheck.h"
 #include "ParameterWriteBeforeBackwardCheck.h"
@@ -20,6 +21,8 @@ public:
         checks::OptimizerStepBeforeBackward);
     CheckFactories.registerCheck<ParameterWriteBeforeBackwardCheck>(
         checks::ParameterWriteBeforeBackward);
+    CheckFactories.registerCheck<InPlaceWriteBeforeBackwardCheck>(
+        checks::InPlaceWriteBeforeBackward);
   }
 };
 
@@ -29,4 +32,5 @@ public:
 static clang::tidy::ClangTidyModuleRegistry::Add<ddpguard::tidy::DDPGuardModule>
     X("ddpguard-module", "Checks for tensors a forward saved for backward and "
                          "a write overwrites: DDP buffer broadcasts, "
-                         "optimizer steps, in-place writes to parameters.");
+                         "optimizer steps, in-place writes to parameters "
+                         "and to saved values.");

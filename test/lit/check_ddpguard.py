@@ -23,7 +23,7 @@ import sys
 # (lib/Tidy/CheckNames.h): clang-tidy runs the same ones.
 CHECK = "ddp-multiple-forward-before-backward"
 CHECKS = [CHECK, "optimizer-step-before-backward",
-          "parameter-write-before-backward"]
+          "parameter-write-before-backward", "inplace-write-before-backward"]
 
 
 def run(cmd, **kwargs):

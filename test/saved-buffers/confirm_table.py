@@ -183,7 +183,7 @@ TENSOR = FLOATING | {"r", "i", "j", "b"}
 
 
 def read_table(path):
-    """[(name, form, result, {saved operand: trigger operands})]."""
+    """[(name, form, result, {saved operand or "r": trigger operands})]."""
     entries = []
     pattern = re.compile(r'^SAVED_OP\("([^"]+)", (\w+), (\w+), "([^"]*)"\)')
     with open(path) as f:
@@ -194,7 +194,8 @@ def read_table(path):
             rules = {}
             for rule in m.group(4).split():
                 saved, triggers = rule.split(":")
-                rules[int(saved)] = {int(t) for t in triggers}
+                rules[saved if saved == "r" else int(saved)] = {
+                    int(t) for t in triggers}
             entries.append((m.group(1), m.group(2), m.group(3), rules))
     return entries
 
@@ -256,6 +257,27 @@ class Probe(nn.Module):
         return h.sum() + result.float().sum()
 
 
+class ResultWritten(nn.Module):
+    """forward(x): call(operands), operand 0 from Linear(x) (it requires
+    grad), then the result written in place: the backward fails iff the
+    operation saved its result (a "r:" rule)."""
+
+    def __init__(self, kinds, call):
+        super().__init__()
+        self.layer = nn.Linear(N, N)
+        self.kinds, self.call = kinds, call
+
+    def forward(self, x):
+        h = self.layer(x)
+        ops = [operand(k, x.clone(), h if i == 0 else None)
+               for i, k in enumerate(self.kinds)]
+        result = self.call(*ops)
+        if isinstance(result, tuple):
+            result = result[0]
+        result.mul_(2)
+        return result.sum()
+
+
 class Norm(nn.Module):
     def __init__(self, norm, instance=False):
         super().__init__()
@@ -292,6 +314,10 @@ def cases(entries):
             out.append((f"{name}/{form} operand {slot} buffer, others grad",
                         lambda k=kinds, c=call, s=slot, g=grad: Probe(k, c, s, g, False),
                         False, predicted))
+        if kinds[0] in FLOATING and result == "New" and not inplace:
+            out.append((f"{name}/{form} result written in place",
+                        lambda k=kinds, c=call: ResultWritten(k, c),
+                        False, 0 in rules.get("r", set())))
         if kinds[0] in FLOATING:
             alias_kinds = kinds if alias_call is call else kinds[:1]
             out.append((f"{name}/{form} result times grad",

@@ -574,7 +574,30 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
             "in-place write, or run the forward again after it; both change "
             "what training computes, so no fix is offered."}}},
       {"defaultConfiguration", json::Object{{"level", "warning"}}}};
+  json::Object ValueRule{
+      {"id", checks::InPlaceWriteBeforeBackward},
+      {"name", "InPlaceWriteBeforeBackward"},
+      {"shortDescription",
+       json::Object{{"text", "An in-place write on a value that an operation "
+                             "saved for backward, before a backward through "
+                             "it"}}},
+      {"fullDescription",
+       json::Object{{"text", "sigmoid, tanh, softmax and relu save their "
+                             "result, a multiplication its operands; writing "
+                             "such a tensor in place (mul_, +=, h[i] = v, "
+                             "index_put_) bumps its version counter, and the "
+                             "later backward through the operation fails."}}},
+      {"help",
+       json::Object{
+           {"text", "Write the operation out of place (y = y.mul(2) for "
+                    "y.mul_(2)), so the saved tensor keeps its value."},
+           {"markdown", "Write the operation out of place (`y = y.mul(2)` "
+                        "for `y.mul_(2)`), so the saved tensor keeps its "
+                        "value."}}},
+      {"defaultConfiguration", json::Object{{"level", "warning"}}}};
   if (!Options.HelpUriBase.empty()) {
+    ValueRule["helpUri"] =
+        (Options.HelpUriBase + checks::InPlaceWriteBeforeBackward).str();
     Rule["helpUri"] =
         (Options.HelpUriBase + checks::MultipleForwardBeforeBackward).str();
     StepRule["helpUri"] =
@@ -588,7 +611,8 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
                                             {"version", DDPGUARD_VERSION},
                                             {"rules", json::Array{std::move(Rule),
                                                                   std::move(StepRule),
-                                                                  std::move(WriteRule)}}}}}},
+                                                                  std::move(WriteRule),
+                                                                  std::move(ValueRule)}}}}}},
       {"results", std::move(Results)},
       {"invocations",
        json::Array{json::Object{

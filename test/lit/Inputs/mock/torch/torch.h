@@ -49,7 +49,10 @@ class Tensor {
 public:
   Tensor();
   Tensor(const Tensor &);
-  Tensor &operator=(const Tensor &);
+  Tensor &operator=(const Tensor &) &;
+  // Assigning into a temporary (`h[0] = v`) writes its storage.
+  Tensor &operator=(const Tensor &) &&;
+  Tensor &operator=(double) &&;
   ~Tensor();
   void backward(const Tensor &Gradient = {},
                 c10::optional<bool> RetainGraph = {},
@@ -64,6 +67,13 @@ public:
   Tensor &clamp_(double Min, double Max);
   Tensor &copy_(const Tensor &);
   Tensor &zero_();
+  Tensor &relu_();
+  Tensor &fill_(double);
+  Tensor &index_put_(std::vector<int64_t> Indices, double Value);
+  Tensor sigmoid() const;
+  Tensor softmax(int64_t Dim) const;
+  Tensor view(std::vector<int64_t> Sizes) const;
+  Tensor clone() const;
   Tensor &requires_grad_(bool = true);
   Tensor data() const;
   Tensor operator[](int64_t) const;
@@ -82,6 +92,9 @@ Tensor ones_like(const Tensor &);
 Tensor zeros(std::vector<int64_t> Sizes);
 Tensor cat(std::vector<Tensor> Tensors);
 Tensor relu(const Tensor &);
+Tensor sigmoid(const Tensor &);
+Tensor tanh(const Tensor &);
+Tensor softmax(const Tensor &, int64_t Dim);
 Tensor matmul(const Tensor &, const Tensor &);
 Tensor binary_cross_entropy_with_logits(const Tensor &, const Tensor &);
 using c10::NoGradGuard;
@@ -96,6 +109,9 @@ using at::ones_like;
 using at::zeros;
 using at::cat;
 using at::relu;
+using at::sigmoid;
+using at::tanh;
+using at::softmax;
 using at::matmul;
 using at::binary_cross_entropy_with_logits;
 using at::NoGradGuard;

@@ -1,0 +1,60 @@
+//===- InPlaceWriteBeforeBackwardCheck.cpp --------------------------------===//
+
+#include "InPlaceWriteBeforeBackwardCheck.h"
+#include "clang/AST/ASTContext.h"
+
+using namespace clang;
+using namespace ddpguard::clangfe;
+
+namespace ddpguard {
+namespace tidy {
+
+std::vector<WriteFinding>
+InPlaceWriteBeforeBackwardCheck::findings(TranslationUnitAnalysis &Analysis) {
+  return Analysis.runValueWrites();
+}
+
+void InPlaceWriteBeforeBackwardCheck::report(const WriteFinding &F) {
+  const TensorWrite &Write = *F.OnValue;
+  SourceLocation At = Write.Call->getExprLoc();
+  StringRef Tensor = sourceText(Write.Tensor->getSourceRange(), *Context);
+  StringRef Saver = sourceText(F.Saver->getSourceRange(), *Context);
+  if (Tensor.empty())
+    Tensor = "a tensor";
+  if (Saver.empty())
+    Saver = "an operation";
+  unsigned SaverLine = lineOf(F.Forward.Call->getBeginLoc());
+  if (F.ThroughResult)
+    diag(At, "'%0' writes '%1' in place, which '%2' at line %3 saved for "
+             "backward; a backward through the result of this forward will "
+             "fail")
+        << Write.Operation << Tensor << Saver << SaverLine;
+  else
+    diag(At, "'%0' writes '%1' in place, which '%2' at line %3 saved for "
+             "backward; the backward at line %4 through it will fail")
+        << Write.Operation << Tensor << Saver << SaverLine
+        << lineOf(F.Backward.Call->getExprLoc());
+  diag(F.Saver->getBeginLoc(),
+       "'%0' saved the tensor for backward here, and the backward checks "
+       "that its version counter has not moved since",
+       DiagnosticIDs::Note)
+      << Saver;
+  if (F.ThroughResult)
+    diag(F.Backward.Call->getBeginLoc(),
+         "the forward returns a value computed through it: the backward of "
+         "whoever trains this module fails",
+         DiagnosticIDs::Note);
+  else if (F.Loop)
+    diag(F.Backward.Call->getExprLoc(),
+         "the backward that fails is here, in the next iteration of the loop "
+         "at line %0",
+         DiagnosticIDs::Note)
+        << lineOf(F.Loop->getBeginLoc());
+  else
+    diag(F.Backward.Call->getExprLoc(), "the backward that fails is here",
+         DiagnosticIDs::Note);
+  noteJudgedBy(At);
+}
+
+} // namespace tidy
+} // namespace ddpguard
