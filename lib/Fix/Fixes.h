@@ -88,6 +88,13 @@ struct Blocked {
   std::string describe() const;
 };
 
+/// Writes an in-place write on a saved value out of place (`y = y.mul(2)`
+/// for `y.mul_(2)`, `h = h + y` for `h += y`), or no fix and why: the
+/// variable is not a local tensor, the write's value is used, another tensor
+/// may share its storage, or there is no out-of-place twin.
+FixOutcome makeOutOfPlaceFix(const clangfe::WriteFinding &F,
+                             clang::ASTContext &Context);
+
 /// Makes fuse fixes; indexes each function's statement blocks once, so that
 /// many findings in one long function stay cheap.
 class FuseFixer {

@@ -1,6 +1,7 @@
 //===- InPlaceWriteBeforeBackwardCheck.cpp --------------------------------===//
 
 #include "InPlaceWriteBeforeBackwardCheck.h"
+#include "Fix/Fixes.h"
 #include "clang/AST/ASTContext.h"
 
 using namespace clang;
@@ -24,16 +25,22 @@ void InPlaceWriteBeforeBackwardCheck::report(const WriteFinding &F) {
   if (Saver.empty())
     Saver = "an operation";
   unsigned SaverLine = lineOf(F.Forward.Call->getBeginLoc());
-  if (F.ThroughResult)
-    diag(At, "'%0' writes '%1' in place, which '%2' at line %3 saved for "
-             "backward; a backward through the result of this forward will "
-             "fail")
-        << Write.Operation << Tensor << Saver << SaverLine;
-  else
-    diag(At, "'%0' writes '%1' in place, which '%2' at line %3 saved for "
-             "backward; the backward at line %4 through it will fail")
-        << Write.Operation << Tensor << Saver << SaverLine
-        << lineOf(F.Backward.Call->getExprLoc());
+  fix::FixOutcome Fix = fix::makeOutOfPlaceFix(F, *Context);
+  {
+    auto Warning =
+        F.ThroughResult
+            ? diag(At, "'%0' writes '%1' in place, which '%2' at line %3 "
+                       "saved for backward; a backward through the result of "
+                       "this forward will fail")
+            : diag(At, "'%0' writes '%1' in place, which '%2' at line %3 "
+                       "saved for backward; the backward at line %4 through "
+                       "it will fail");
+    Warning << Write.Operation << Tensor << Saver << SaverLine;
+    if (!F.ThroughResult)
+      Warning << lineOf(F.Backward.Call->getExprLoc());
+    for (const FixItHint &Hint : Fix.Hints)
+      Warning << Hint;
+  }
   diag(F.Saver->getBeginLoc(),
        "'%0' saved the tensor for backward here, and the backward checks "
        "that its version counter has not moved since",
@@ -53,6 +60,8 @@ void InPlaceWriteBeforeBackwardCheck::report(const WriteFinding &F) {
   else
     diag(F.Backward.Call->getExprLoc(), "the backward that fails is here",
          DiagnosticIDs::Note);
+  if (!Fix.applies())
+    diag(At, "no fix is offered: %0", DiagnosticIDs::Note) << Fix.Reason;
   noteJudgedBy(At);
 }
 

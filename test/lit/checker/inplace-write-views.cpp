@@ -10,15 +10,17 @@ void views(torch::nn::Linear fc, torch::Tensor x) {
   auto flat = y.view({-1});
   torch::Tensor copy = y;
   flat.mul_(2);
-  // CHECK-MESSAGES: :[[@LINE-1]]:8: warning: 'mul_' writes 'flat' in place, which 'torch::sigmoid(fc(x))' at line [[@LINE-4]] saved for backward; the backward at line [[@LINE+9]] through it will fail [inplace-write-before-backward]
-  // CHECK-MESSAGES: :[[@LINE-5]]:12: note: 'torch::sigmoid(fc(x))' saved
-  // CHECK-MESSAGES: :[[@LINE+7]]:11: note: the backward that fails is here
-  // CHECK-MESSAGES: :[[@LINE-4]]:8: note: judged by LibTorch 2.11.0, assumed
+  // CHECK-MESSAGES: :[[@LINE-1]]:8: warning: 'mul_' writes 'flat' in place, which 'torch::sigmoid(fc(x))' at line [[@LINE-4]] saved for backward; the backward at line [[@LINE+11]] through it will fail [inplace-write-before-backward]
+  // CHECK-MESSAGES: :[[@LINE-5]]:12: note: 'torch::sigmoid(fc(x))' saved the tensor for backward here
+  // CHECK-MESSAGES: :[[@LINE+9]]:11: note: the backward that fails is here
+  // CHECK-MESSAGES: :[[@LINE-4]]:8: note: no fix is offered: 'flat' shares its storage with the tensor it was made from at line [[@LINE-6]]: written out of place, that tensor would keep its old values
+  // CHECK-MESSAGES: :[[@LINE-5]]:8: note: judged by LibTorch 2.11.0, assumed
   copy.detach().zero_();
-  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'zero_' writes 'copy.detach()' in place, which 'torch::sigmoid(fc(x))' at line [[@LINE-9]] saved for backward; the backward at line [[@LINE+4]] through it will fail [inplace-write-before-backward]
-  // CHECK-MESSAGES: :[[@LINE-10]]:12: note: 'torch::sigmoid(fc(x))' saved
-  // CHECK-MESSAGES: :[[@LINE+2]]:11: note: the backward that fails is here
-  // CHECK-MESSAGES: :[[@LINE-4]]:17: note: judged by LibTorch 2.11.0, assumed
+  // CHECK-MESSAGES: :[[@LINE-1]]:17: warning: 'zero_' writes 'copy.detach()' in place, which 'torch::sigmoid(fc(x))' at line [[@LINE-10]] saved for backward; the backward at line [[@LINE+5]] through it will fail [inplace-write-before-backward]
+  // CHECK-MESSAGES: :[[@LINE-11]]:12: note: 'torch::sigmoid(fc(x))' saved the tensor for backward here
+  // CHECK-MESSAGES: :[[@LINE+3]]:11: note: the backward that fails is here
+  // CHECK-MESSAGES: :[[@LINE-4]]:17: note: no fix is offered: 'copy.detach()' is not a tensor variable of this function: written out of place, the tensor it names (a view, a parameter, a member) would keep its old values
+  // CHECK-MESSAGES: :[[@LINE-5]]:17: note: judged by LibTorch 2.11.0, assumed
   y.sum().backward();
   auto z = torch::sigmoid(fc(x));
   auto other = z.clone();

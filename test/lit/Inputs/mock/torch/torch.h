@@ -70,6 +70,9 @@ public:
   Tensor &relu_();
   Tensor &fill_(double);
   Tensor &index_put_(std::vector<int64_t> Indices, double Value);
+  Tensor mul(double) const;
+  Tensor relu() const;
+  Tensor clamp(double Min, double Max) const;
   Tensor sigmoid() const;
   Tensor softmax(int64_t Dim) const;
   Tensor view(std::vector<int64_t> Sizes) const;
