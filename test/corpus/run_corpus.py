@@ -18,11 +18,13 @@
    LibTorch up to 2.12.0; with --marks-may-train (a LibTorch whose buffer
    broadcast preserves version counters, 2.12.1 on) a marked program may
    train, and then the checker must be silent on it.
-3. Fixes: for each failing program the DDP check flags and each --fix-mode
-   that `ddpguard --help` lists (the DDP check's modes; a program flagged
-   only by a check that offers no fix, such as
-   optimizer-step-before-backward, counts them as withheld: its note says
-   why), a copy is fixed with --fix, re-checked
+3. Fixes: for each failing program the DDP check or the in-place-write
+   check flags and each --fix-mode that `ddpguard --help` lists (the DDP
+   check's modes; the in-place-write check's out-of-place fix is the same in
+   every mode, and where it withholds its fix, or a program is flagged only
+   by a check that offers no fix, such as optimizer-step-before-backward,
+   the modes count as withheld: the check's note says why), a copy is fixed
+   with --fix, re-checked
    (must be clean), compiled into one unity binary, and run on 2 ranks (must
    train).
 4. Disagreements are compared with the expectations file, which lists the
@@ -44,6 +46,8 @@ import time
 
 MARK = "// corpus: expect here"
 DDP_CHECK = "ddp-multiple-forward-before-backward"
+FIXING_CHECKS = (DDP_CHECK, "inplace-write-before-backward")
+NO_FIX = "no fix is offered: "
 INPLACE_ERROR = "modified by an inplace operation"
 KINDS = ("false-positive", "false-negative", "wrong-line", "fix-not-applied",
          "fix-not-clean", "fix-not-built", "fix-fails")
@@ -162,9 +166,10 @@ def run_all(args, binary, keys, log_dir):
     return results
 
 
-def check(args, files, log_path, extra=(), checks=None):
+def check(args, files, log_path, extra=(), checks=None, withheld=None):
     """Runs the CLI on files; returns ({realpath: [lines]}, errors, output, exit status).
-    With checks, also fills it with {realpath: {names of the checks that flag it}}."""
+    With checks, also fills it with {realpath: {names of the checks that flag it}};
+    with withheld, {realpath: [why no fix is offered, as the notes say]}."""
     cmd = [args.ddpguard, "--format=json", "-j", str(args.jobs), *extra, *files, "--", *args.flags]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = proc.stdout.decode("utf-8", "replace")
@@ -181,6 +186,11 @@ def check(args, files, log_path, extra=(), checks=None):
         findings.setdefault(os.path.realpath(finding["file"]), []).append(finding["line"])
         if checks is not None:
             checks.setdefault(os.path.realpath(finding["file"]), set()).add(finding["check"])
+        if withheld is not None:
+            for note in finding.get("notes", []):
+                if note["message"].startswith(NO_FIX):
+                    withheld.setdefault(os.path.realpath(finding["file"]), []).append(
+                        "%s: %s" % (finding["check"], note["message"][len(NO_FIX):]))
     for error in doc.get("errors", []):
         errors.append(json.dumps(error) if not isinstance(error, str) else error)
     if proc.returncode not in (0, 1) and not errors:
@@ -277,8 +287,10 @@ def main():
     # 2. Check.
     t = time.time()
     flagged_by = {}
+    why_withheld = {}
     findings, errors, _, _ = check(args, [programs[n]["path"] for n in names],
-                                os.path.join(args.work, "check.log"), checks=flagged_by)
+                                os.path.join(args.work, "check.log"), checks=flagged_by,
+                                withheld=why_withheld)
     problems += ["ddpguard: %s" % e for e in errors]
     for name in names:
         programs[name]["lines"] = sorted(findings.get(programs[name]["path"], []))
@@ -292,7 +304,7 @@ def main():
     # The fix modes are the DDP check's; a program only other checks flag
     # gets no fix from them (the check's note says why): withheld.
     fixable = [n for n in failing if programs[n]["lines"] and
-               DDP_CHECK in flagged_by.get(programs[n]["path"], ())]
+               set(FIXING_CHECKS) & set(flagged_by.get(programs[n]["path"], ()))]
     to_fix = fixable
     fixes = {}  # (name, mode) -> result
     for name in failing:
@@ -318,7 +330,13 @@ def main():
         for name in to_fix:
             with open(copies[(name, mode)], encoding="utf-8") as f:
                 applied = f.read() != programs[name]["text"]
-            fixes[(name, mode)] = "applied" if applied else "fix-not-applied"
+            if applied:
+                fixes[(name, mode)] = "applied"
+            elif DDP_CHECK in flagged_by.get(programs[name]["path"], ()):
+                fixes[(name, mode)] = "fix-not-applied"
+            else:
+                # The in-place-write check withholds its fix with a note.
+                fixes[(name, mode)] = "withheld"
             if applied and status != 0:
                 recheck.append((name, mode))
     applied = [k for k, v in fixes.items() if v == "applied"]
@@ -387,6 +405,16 @@ def main():
         fx = " ".join("%s:%s" % (m, fixes[(name, m)]) for m in modes if (name, m) in fixes)
         print("%-40s %-7s %-14s %-10s %s" % (name, p["truth"], ",".join(map(str, p["lines"])) or "-",
                                              ",".join(map(str, sorted(p["marks"]))) or "-", fx))
+    withheld_names = sorted({n for (n, _), v in fixes.items() if v == "withheld"})
+    if withheld_names:
+        print()
+        print("withheld fixes, with the checker's reason:")
+        for name in withheld_names:
+            reasons = sorted(set(why_withheld.get(programs[name]["path"], [])))
+            if not reasons:
+                problems.append("%s: a fix is withheld, yet no note says why" % name)
+            for reason in reasons:
+                print("  %-40s %s" % (name, reason))
     print()
     gaps = sorted(k for k in measured if k in in_scope)
     print("known gaps (%s), measured in this run:" % os.path.basename(args.expectations)

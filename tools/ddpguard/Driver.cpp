@@ -10,8 +10,9 @@
 // re-checks the fixed files. Exit status: 0 clean, 1 findings, 2 any error
 // (usage, parse, configuration, compilation database, I/O). The behaviour is
 // documented in lib/Tidy/MultipleForwardBeforeBackwardCheck.md,
-// lib/Tidy/OptimizerStepBeforeBackwardCheck.md and
-// lib/Tidy/ParameterWriteBeforeBackwardCheck.md.
+// lib/Tidy/OptimizerStepBeforeBackwardCheck.md,
+// lib/Tidy/ParameterWriteBeforeBackwardCheck.md and
+// lib/Tidy/InPlaceWriteBeforeBackwardCheck.md.
 //
 // Without files, every translation unit of the -p database is checked, and
 // one whose preprocessed tokens name no wrapper of the rule set and no
