@@ -5,8 +5,10 @@
                                            lines: many functions in the shapes
                                            of docs/ground-truth.md (buggy and fixed)
   generate.py function <units> <out.cpp>   one function of <units> blocks, each
-                                           with a forward, a branch and, every
-                                           tenth, a backward
+                                           with a forward, a sigmoid of it, a
+                                           branch, every fifth an in-place
+                                           write of the sigmoid and every
+                                           tenth a backward
   generate.py branches <n> <out.cpp>       one function of <n> if/else
                                            statements in a row, each branch a
                                            DDP forward or a tensor op added to
@@ -76,6 +78,15 @@ SHAPES = [
   (z1 * z2).sum().backward();
 }}
 """,
+    """void inPlace{i}(Net net, PG pg, torch::Tensor x) {{
+  DDP model(net, pg, ddpguard::DDPOptions().broadcast_buffers(false));
+  auto gate = torch::sigmoid(model(x));
+  gate.mul_(2);
+  auto h = model(x) * gate;
+  h += x;
+  h.sum().backward();
+}}
+""",
     """torch::Tensor plainMath{i}(torch::Tensor a, torch::Tensor b) {{
   auto c = torch::matmul(a, b.t());
   for (int k = 0; k < 3; ++k)
@@ -107,9 +118,12 @@ def function(units):
     for i in range(units):
         body.append(f"""  {{
     auto a{i} = d{i % 4}({'x' if i % 2 else 'y'});
+    auto s{i} = torch::sigmoid(a{i});
     if (flag)
-      loss = loss + a{i}.sum();
+      loss = loss + (a{i} * s{i}).sum();
 """)
+        if i % 5 == 4:
+            body.append(f"    s{i}.mul_(2);\n")
         if i % 10 == 9:
             body.append("    loss.backward();\n    loss = torch::zeros({1});\n")
         body.append("  }\n")

@@ -4,8 +4,8 @@ run (absolute times on shared machines mean little):
 
   1. a translation unit that includes <torch/torch.h> (the bundled example):
      clang-tidy with ddpguard's checks (ddp-multiple-forward-before-backward,
-     optimizer-step-before-backward and parameter-write-before-backward, as
-     the CLI runs them) over the parse alone.
+     optimizer-step-before-backward, parameter-write-before-backward and
+     inplace-write-before-backward, as the CLI runs them) over the parse alone.
      clang-tidy with no checks does not parse at all, so "parse alone" is
      measured two ways: clang-tidy running a trivial check
      (readability-delete-null-pointer: the parse plus clang-tidy's AST
@@ -43,7 +43,7 @@ from torch_flags import torch_flags  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECK = ("ddp-multiple-forward-before-backward,optimizer-step-before-backward,"
-         "parameter-write-before-backward")
+         "parameter-write-before-backward,inplace-write-before-backward")
 TRIVIAL = "readability-delete-null-pointer"
 
 
