@@ -16,20 +16,26 @@ using namespace ddpguard::test;
 
 namespace {
 
-// fc2(sigmoid(fc1(x))), optionally times a buffer.
+// fc2(sigmoid(fc1(x))), optionally times a buffer; or sigmoid(fc1(x)),
+// whose output SigmoidBackward0 saves.
 struct MlpImpl : torch::nn::Module {
-  MlpImpl(int64_t in, int64_t hidden, int64_t out, bool with_scale = false)
+  MlpImpl(int64_t in, int64_t hidden, int64_t out, bool with_scale = false,
+          bool sigmoid_out = false)
       : fc1(register_module("fc1", torch::nn::Linear(in, hidden))),
-        fc2(register_module("fc2", torch::nn::Linear(hidden, out))) {
+        fc2(register_module("fc2", torch::nn::Linear(hidden, out))),
+        sigmoid_out(sigmoid_out) {
     if (with_scale)
       scale = register_buffer("scale", torch::full({hidden}, 1.5));
   }
   torch::Tensor forward(torch::Tensor x) {
     auto h = torch::sigmoid(fc1(x));
+    if (sigmoid_out)
+      return h;
     return fc2(scale.defined() ? h * scale : h);
   }
   torch::nn::Linear fc1, fc2;
   torch::Tensor scale;
+  bool sigmoid_out;
 };
 TORCH_MODULE(Mlp);
 using DDP = DistributedDataParallel<Mlp>;
@@ -128,6 +134,28 @@ const std::vector<Program> &programs() {
        },
        {"scale (buffer): saved by MulBackward0 at version "},
        {"fc1.weight"}},
+      // The forward's output, which SigmoidBackward0 saved, written in place,
+      // and a parameter written too (fc1's weight, not saved: its input needs
+      // no gradient): the stale tensor is not the module's, and the report
+      // quotes autograd's description of it.
+      {"activation_and_parameter_write",
+       [](HazardAction a) {
+         Mlp net(4, 8, 3, /*with_scale=*/false, /*sigmoid_out=*/true);
+         DDP ddp(net, test_group(), DDPOptions().hazard_detector(a));
+         forward_line = __LINE__ + 1;
+         auto out = ddp(torch::randn({6, 4}));
+         {
+           torch::NoGradGuard no_grad;
+           net->fc1->weight.mul_(0.5);
+         }
+         out.mul_(2);
+         mse(out, 0.0).backward();
+       },
+       {"a tensor that is not a parameter or buffer of the module (an "
+        "activation or an input), saved by SigmoidBackward0: [",
+        "is at version 1; expected version 0",
+        "so autograd rejects it at SigmoidBackward0"},
+       {"fc1.weight (parameter)"}},
       // The parameter written after its backward: the next forward saves the
       // new version.
       {"clean_steps_adam",
@@ -230,6 +258,6 @@ TEST(WriteDetector, NamesTheWriteIffAutogradFails) {
       EXPECT_EQ(thrown.error, off.error);
   }
   // Both outcomes occur, so the comparison above can fail either way.
-  EXPECT_EQ(failing, 3);
+  EXPECT_EQ(failing, 4);
   EXPECT_EQ(training, 4);
 }
