@@ -42,8 +42,8 @@ inline void barrier(const ddpguard::ProcessGroupPtr &pg) {
 }
 
 // Seconds for `steps` training steps, between barriers.
-inline double run_steps(DDP &ddp, torch::optim::SGD &opt, const torch::Tensor &x,
-                        int steps) {
+inline double run_steps(DDP &ddp, torch::optim::Optimizer &opt,
+                        const torch::Tensor &x, int steps) {
   barrier(ddp.process_group());
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) {

@@ -13,17 +13,21 @@ torchrun=${DDPGUARD_TORCHRUN:-$repo/.venv/bin/torchrun}
 run2() { timeout 600 "$torchrun" --standalone --nproc-per-node 2 "$@"; }
 export GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1
 min() { printf '%s\n' "$@" | sort -g | head -1; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # Alternates the C++ and Python runs and keeps the best of each, to damp
 # noise from other load on the machine.
 compare() { # steps hidden batch detector
-  local cpp_runs=() py_runs=() on_runs=() off_runs=() out
+  local cpp_runs=() py_runs=() on_runs=() off_runs=() ratio_runs=() cpu_ratio_runs=() us_runs=() out
   for ((round = 0; round < rounds; ++round)); do
     out=$(run2 --no-python "$build/bench/runtime/ddpguard_step_bench" "$@" 2>/dev/null)
     cpp_runs+=("$(sed -n 's/^cpp_step_ms=//p' <<<"$out")")
     if [[ $4 == 1 ]]; then
       on_runs+=("$(sed -n 's/^detector_on_ms=\([0-9.]*\).*/\1/p' <<<"$out")")
-      off_runs+=("$(sed -n 's/.*detector_off_ms=//p' <<<"$out")")
+      off_runs+=("$(sed -n 's/.*detector_off_ms=\([0-9.]*\).*/\1/p' <<<"$out")")
+      ratio_runs+=("$(sed -n 's/.*detector_ratio=\([0-9.]*\).*/\1/p' <<<"$out")")
+      cpu_ratio_runs+=("$(sed -n 's/.*detector_cpu_ratio=\([0-9.]*\).*/\1/p' <<<"$out")")
+      us_runs+=("$(sed -n 's/.*detector_us=\([-0-9.]*\).*/\1/p' <<<"$out")")
     fi
     out=$(run2 "$here/torch_step_bench.py" "$1" "$2" "$3" 2>/dev/null)
     py_runs+=("$(sed -n 's/^py_step_ms=//p' <<<"$out")")
@@ -31,8 +35,12 @@ compare() { # steps hidden batch detector
   awk -v c="$(min "${cpp_runs[@]}")" -v p="$(min "${py_runs[@]}")" -v h="$2" -v b="$3" 'BEGIN {
     printf "step time, MLP hidden %d, batch %d: ddpguard C++ DDP %.3f ms, PyTorch Python DDP %.3f ms, ratio C++/Python %.3f (goal <= 0.9)\n", h, b, c, p, c / p }'
   if [[ $4 == 1 ]]; then
-    awk -v on="$(min "${on_runs[@]}")" -v off="$(min "${off_runs[@]}")" -v h="$2" 'BEGIN {
-      printf "detector, MLP hidden %d: on %.3f ms, off %.3f ms, ratio on/off %.3f (goal <= 1.01)\n", h, on, off, on / off }'
+    awk -v on="$(min "${on_runs[@]}")" -v off="$(min "${off_runs[@]}")" \
+        -v ratio="$(median "${ratio_runs[@]}")" -v cpu="$(median "${cpu_ratio_runs[@]}")" \
+        -v h="$2" 'BEGIN {
+      printf "detector, MLP hidden %d, Adam: on %.3f ms, off %.3f ms, ratio on/off %.3f wall, %.3f main-thread CPU (medians of paired blocks, then of rounds; goal <= 1.01)\n", h, on, off, ratio, cpu }'
+    awk -v us="$(median "${us_runs[@]}")" -v off="$(min "${off_runs[@]}")" 'BEGIN {
+      printf "detector cost per step (same module tree, tiny tensors, main-thread CPU on - off): %.2f us = ratio %.4f of the step above (goal <= 1.01)\n", us, 1 + us / (off * 1000) }'
   fi
 }
 

@@ -359,19 +359,24 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
     verifier_ = std::make_unique<Verifier>(module_, process_group_, options_);
   }
 
-  // From 2.12.1 the broadcast preserves the buffers' version counters, so it
-  // cannot fail a backward and there is nothing to detect.
-  if (!DDPGUARD_BUFFER_SYNC_PRESERVES_VERSIONS &&
-      options_.hazard_detector() != HazardAction::kSilent &&
-      forward_sync_buffers(options_))
+  // The detector watches every grad-mode forward, whether or not buffers are
+  // broadcast: an optimizer step or an in-place op between a forward and its
+  // backward fails the backward on every LibTorch version.
+  if (options_.hazard_detector() != HazardAction::kSilent) {
+    std::vector<WatchedTensor> watched;
+    for (const auto &item : module_.named_parameters(/*recurse=*/true))
+      watched.push_back({item.key(), item.value(), /*buffer=*/false});
+    for (const auto &item : module_.named_buffers(/*recurse=*/true))
+      watched.push_back({item.key(), item.value(), /*buffer=*/true});
     detector_ = std::make_unique<HazardDetector>(
-        options_.hazard_detector(), process_group_->getRank(),
+        options_.hazard_detector(), process_group_->getRank(), std::move(watched),
         [module = std::weak_ptr<torch::nn::Module>(module_.shared_from_this())] {
           std::vector<at::Tensor> buffers;
           if (auto m = module.lock())
             buffers = m->buffers(/*recurse=*/true);
           return buffers;
         });
+  }
 
   // PyTorch's bucketing: a small first bucket (1 MiB) so the first gradients
   // start their allreduce early, then bucket_cap_mb; reversed, because
@@ -493,7 +498,9 @@ void DDPCore::sync_buffers(const CallSite &site) {
   buffers.reserve(named.size());
   for (const auto &item : named)
     buffers.push_back(item.value().detach());
-  if (detector_)
+  // From 2.12.1 the broadcast preserves the version counters (below), so it
+  // cannot fail a backward.
+  if (detector_ && !DDPGUARD_BUFFER_SYNC_PRESERVES_VERSIONS)
     detector_->on_broadcast(site, named.keys(), named.values());
   at::NoGradGuard no_grad;
   // PyTorch's own call: copies the broadcast result back with an in-place

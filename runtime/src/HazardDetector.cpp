@@ -76,22 +76,30 @@ ProbeResult probe(const NodePtr &node) {
   return result;
 }
 
-// Puts the clobbered buffers' version counters back to their values before
-// the broadcast for the lifetime of the guard (one re-probe of one node, on
-// the backward's thread), then restores them.
+uint32_t version_of(const at::Tensor &t) {
+  const auto &counter = t.unsafeGetTensorImpl()->version_counter();
+  return counter.enabled() ? counter.current_version() : 0u;
+}
+
+// A parameter or buffer whose version moved since the recorded forward.
+struct MovedTensor {
+  const WatchedTensor *watched;
+  uint32_t version_before = 0; // at the end of the forward
+  uint32_t version_now = 0;
+};
+
+// Puts tensors' version counters back to earlier values for the lifetime of
+// the guard (one re-probe of one node, on the backward's thread), then
+// restores them.
 class VersionRollback {
 public:
   explicit VersionRollback(const std::vector<ClobberedBuffer> &buffers) {
-    for (const auto &b : buffers) {
-      c10::VariableVersion counter = b.tensor.unsafeGetTensorImpl()->version_counter();
-      if (!counter.enabled())
-        continue;
-      const uint32_t now = counter.current_version();
-      if (now == b.version_before)
-        continue;
-      counter.set_version(b.version_before);
-      restore_.emplace_back(std::move(counter), now);
-    }
+    for (const auto &b : buffers)
+      roll_back(b.tensor, b.version_before);
+  }
+  explicit VersionRollback(const std::vector<MovedTensor> &moved) {
+    for (const auto &m : moved)
+      roll_back(m.watched->tensor, m.version_before);
   }
   ~VersionRollback() {
     for (auto it = restore_.rbegin(); it != restore_.rend(); ++it)
@@ -101,23 +109,79 @@ public:
   VersionRollback &operator=(const VersionRollback &) = delete;
 
 private:
+  void roll_back(const at::Tensor &tensor, uint32_t version) {
+    c10::VariableVersion counter = tensor.unsafeGetTensorImpl()->version_counter();
+    if (!counter.enabled())
+      return;
+    const uint32_t now = counter.current_version();
+    if (now == version)
+      return;
+    counter.set_version(version);
+    restore_.emplace_back(std::move(counter), now);
+  }
+
   std::vector<std::pair<c10::VariableVersion, uint32_t>> restore_;
 };
 
+bool aliases(const at::Tensor &saved, const at::Tensor &tensor) {
+  return saved.defined() && saved.has_storage() && tensor.has_storage() &&
+         saved.is_alias_of(tensor);
+}
+
+// Autograd's own description of the stale tensor: "[torch.FloatTensor [6, 8]],
+// which is output 0 of SigmoidBackward0, is at version 1; expected version 0".
+std::string stale_tensor_description(const std::string &message) {
+  const auto from = message.find('[');
+  const auto to = message.find(" instead", from);
+  if (from == std::string::npos || to == std::string::npos)
+    return message;
+  return message.substr(from, to - from);
+}
+
+// Why a node will fail autograd's version check.
+enum class Cause {
+  kBroadcast, // passes once the broadcast buffers are put back
+  kWrite,     // passes once the moved parameters and buffers are put back
+  kOther,     // a tensor that is not the module's (an activation, an input)
+};
+
 struct Finding {
-  std::string node;                 // the node autograd will reject
-  std::vector<std::string> buffers; // the clobbered buffers it saved
+  std::string node; // the node autograd will reject
+  Cause cause = Cause::kOther;
+  // kBroadcast: the clobbered buffers it saved; kWrite: one line per moved
+  // parameter or buffer it saved; kOther: autograd's description.
+  std::vector<std::string> saved;
 };
 
 struct Inspection {
   std::vector<Finding> stale;             // the backward fails on these
   std::vector<std::string> uninspectable; // reported conservatively
   bool hazard() const { return !stale.empty() || !uninspectable.empty(); }
+  bool broadcast_only() const {
+    return std::all_of(stale.begin(), stale.end(), [](const Finding &f) {
+      return f.cause == Cause::kBroadcast;
+    });
+  }
 };
+
+std::string written_line(const MovedTensor &m, const std::string &node,
+                         const std::vector<ClobberedBuffer> &broadcast) {
+  std::ostringstream os;
+  os << m.watched->name << " (" << (m.watched->buffer ? "buffer" : "parameter")
+     << "): saved by " << node << " at version " << m.version_before
+     << ", now at version " << m.version_now;
+  const auto *impl = m.watched->tensor.unsafeGetTensorImpl();
+  if (std::any_of(broadcast.begin(), broadcast.end(), [&](const ClobberedBuffer &b) {
+        return b.tensor.unsafeGetTensorImpl() == impl;
+      }))
+    os << " (a later forward's buffer broadcast is one of the writes)";
+  return os.str();
+}
 
 // Every node the current backward will execute from `root` on.
 Inspection inspect(const NodePtr &root,
-                   const std::vector<ClobberedBuffer> &buffers) {
+                   const std::vector<ClobberedBuffer> &buffers,
+                   const std::vector<MovedTensor> &moved) {
   Inspection out;
   // Empty for backward() without inputs: every reachable node runs.
   // Otherwise (autograd::grad, backward(inputs=...)) only the needed ones.
@@ -135,20 +199,39 @@ Inspection inspect(const NodePtr &root,
     }
     ProbeResult first = probe(node);
     if (first.kind == Probe::kStale) {
-      Finding finding{node->name(), {}};
-      VersionRollback rollback(buffers);
-      ProbeResult again = probe(node);
-      // Clean once the broadcast is undone: the broadcast is why it fails.
-      if (again.kind == Probe::kClean)
-        for (const auto &b : buffers)
-          for (const auto &t : again.unpacked)
-            if (t.defined() && t.has_storage() && t.is_alias_of(b.tensor) &&
-                t._version() == b.version_before) {
-              finding.buffers.push_back(b.name);
-              break;
-            }
-      if (!finding.buffers.empty())
-        out.stale.push_back(std::move(finding));
+      Finding finding{node->name(), Cause::kOther, {}};
+      if (!buffers.empty()) {
+        VersionRollback rollback(buffers);
+        ProbeResult again = probe(node);
+        // Clean once the broadcast is undone: the broadcast is why it fails.
+        if (again.kind == Probe::kClean)
+          for (const auto &b : buffers)
+            for (const auto &t : again.unpacked)
+              if (aliases(t, b.tensor) && t._version() == b.version_before) {
+                finding.saved.push_back(b.name);
+                break;
+              }
+        if (!finding.saved.empty())
+          finding.cause = Cause::kBroadcast;
+      }
+      if (finding.cause == Cause::kOther && !moved.empty()) {
+        VersionRollback rollback(moved);
+        ProbeResult again = probe(node);
+        // Clean once the module's tensors are back at their versions of the
+        // forward: writes to them since are why it fails.
+        if (again.kind == Probe::kClean)
+          for (const auto &m : moved)
+            for (const auto &t : again.unpacked)
+              if (aliases(t, m.watched->tensor) && t._version() == m.version_before) {
+                finding.saved.push_back(written_line(m, finding.node, buffers));
+                break;
+              }
+        if (!finding.saved.empty())
+          finding.cause = Cause::kWrite;
+      }
+      if (finding.cause == Cause::kOther)
+        finding.saved.push_back(stale_tensor_description(first.message));
+      out.stale.push_back(std::move(finding));
     } else if (first.kind == Probe::kUninspectable) {
       out.uninspectable.push_back(node->name() + " (" + first.message + ")");
     }
@@ -193,11 +276,23 @@ struct Watch {
   std::mutex mutex;
   std::vector<CallSite> clobbering;     // broadcasting forwards since
   std::vector<ClobberedBuffer> buffers; // what they overwrote
+  // The versions of the detector's watched tensors at the end of the forward.
+  std::vector<uint32_t> versions;
   bool reported = false;
   std::unordered_set<const Node *> post_hooked; // see GradientGraphHook
 
   std::string message(int rank, const Inspection &found,
                       const std::string &root, const std::string &caller) const {
+    return found.broadcast_only() && !clobbering.empty()
+               ? broadcast_message(rank, found, root, caller)
+               : write_message(rank, found, root, caller);
+  }
+
+  // "Several forwards before one backward": every failing node passes once
+  // the broadcast is undone.
+  std::string broadcast_message(int rank, const Inspection &found,
+                                const std::string &root,
+                                const std::string &caller) const {
     std::ostringstream os;
     os << "ddpguard: DistributedDataParallel hazard on rank " << rank
        << ": several forwards before one backward.\n"
@@ -209,7 +304,7 @@ struct Watch {
                                : "saved module buffers for backward:\n");
     for (const auto &f : found.stale) {
       os << "   ";
-      for (const auto &b : f.buffers)
+      for (const auto &b : f.saved)
         os << " " << b;
       os << " (saved by " << f.node << ")\n";
     }
@@ -245,6 +340,78 @@ struct Watch {
           "backward.\n";
     return os.str();
   }
+
+  // Any other write of a saved tensor (an optimizer step, an in-place op), or
+  // a broadcast together with one.
+  std::string write_message(int rank, const Inspection &found,
+                            const std::string &root,
+                            const std::string &caller) const {
+    std::ostringstream os;
+    os << "ddpguard: in-place write hazard on rank " << rank
+       << ": a tensor saved for backward was written in place after the "
+          "forward that saved it.\n"
+       << "  forward at " << where(site) << " ran with grad mode on; its "
+       << (gradient_graph ? "gradient graph (built by a backward with "
+                            "create_graph) "
+                          : "graph ")
+       << (found.stale.empty() ? "may have saved tensors that were written since.\n"
+                               : "saved these tensors, written since:\n");
+    for (const auto &f : found.stale)
+      for (const auto &line : f.saved)
+        switch (f.cause) {
+        case Cause::kBroadcast:
+          os << "    " << line << " (buffer): saved by " << f.node
+             << ", then broadcast from rank 0 in place by a later forward\n";
+          break;
+        case Cause::kWrite:
+          os << "    " << line << "\n";
+          break;
+        case Cause::kOther:
+          os << "    a tensor that is not a parameter or buffer of the module "
+                "(an activation or an input), saved by "
+             << f.node << ": " << line << "\n";
+          break;
+        }
+    for (const auto &c : clobbering)
+      os << "  forward at " << where(c)
+         << " broadcast the buffers from rank 0 in place "
+            "(broadcast_buffers=true), bumping their version counters.\n";
+    if (!found.uninspectable.empty()) {
+      os << "  ddpguard could not inspect the saved tensors of these nodes of "
+            "that graph, so it reports conservatively (autograd may accept "
+            "this backward):\n";
+      for (const auto &n : found.uninspectable)
+        os << "    " << n << "\n";
+    }
+    os << "  The write came after the forward at " << site.file << ":"
+       << site.line
+       << " and before this backward (ddpguard sees the version counters, "
+          "not the call that bumped them): an optimizer step "
+          "(torch::optim::Adam and most others update parameters in place; "
+          "LibTorch's SGD writes through .data() and bumps nothing), or an "
+          "in-place op such as clamp_, copy_, mul_, add_ or +=, under "
+          "NoGradGuard too.\n"
+       << "  This backward";
+    if (!caller.empty())
+      os << " (called from " << caller << ")";
+    os << " traverses the " << (gradient_graph ? "gradient graph" : "graph")
+       << " of the forward at " << site.file << ":" << site.line
+       << " (entering at its output node " << root << ")";
+    if (!found.stale.empty())
+      os << ", so autograd rejects it at " << found.stale.front().node
+         << " (\"one of the variables needed for gradient computation has "
+            "been modified by an inplace operation\")";
+    os << ".\n"
+       << "  Fixes:\n"
+       << "    1. write after the last backward through this graph (e.g. "
+          "optimizer.step() after every backward that traverses the stepped "
+          "module's graph);\n"
+       << "    2. run the forward again after the write, so the backward uses "
+          "what was written;\n"
+       << "    3. for an in-place op on a value the graph saved, its "
+          "out-of-place form (y = y.mul(2), not y.mul_(2)).\n";
+    return os.str();
+  }
 };
 
 struct Record {
@@ -257,6 +424,7 @@ struct Record {
 struct HazardDetector::Shared {
   HazardAction action;
   int rank;
+  std::vector<WatchedTensor> watched; // fixed at construction
   std::function<std::vector<at::Tensor>()> module_buffers;
   std::mutex mutex;
   std::vector<Record> records;
@@ -270,6 +438,14 @@ struct HazardDetector::Shared {
   void on_create_graph(const std::shared_ptr<Shared> &self,
                        const NodePtr &root,
                        const std::shared_ptr<Watch> &watch);
+  // The watched tensors whose versions differ from `versions`.
+  std::vector<MovedTensor> moved_since(const std::vector<uint32_t> &versions) const {
+    std::vector<MovedTensor> moved;
+    for (size_t i = 0; i < watched.size(); ++i)
+      if (const uint32_t now = version_of(watched[i].tensor); now != versions[i])
+        moved.push_back({&watched[i], versions[i], now});
+    return moved;
+  }
 };
 
 namespace {
@@ -299,11 +475,12 @@ public:
     std::string message;
     {
       std::lock_guard<std::mutex> lock(watch_->mutex);
-      if (watch_->clobbering.empty())
-        return grads; // no broadcast since this graph was built
+      const std::vector<MovedTensor> moved = shared->moved_since(watch_->versions);
+      if (watch_->clobbering.empty() && moved.empty())
+        return grads; // nothing written since this graph was built
       if (shared->action == HazardAction::kWarn && watch_->reported)
         return grads;
-      const Inspection found = inspect(root, watch_->buffers);
+      const Inspection found = inspect(root, watch_->buffers, moved);
       if (!found.hazard())
         return grads;
       watch_->reported = true;
@@ -371,6 +548,9 @@ void HazardDetector::Shared::watch(const std::shared_ptr<Shared> &self,
   auto w = std::make_shared<Watch>();
   w->site = site;
   w->gradient_graph = gradient_graph;
+  w->versions.reserve(watched.size());
+  for (const auto &t : watched)
+    w->versions.push_back(version_of(t.tensor));
   Record record{w, {}};
   for (auto &node : roots) {
     node->add_pre_hook(std::make_unique<OutputNodeHook>(self, w, node));
@@ -421,10 +601,12 @@ void HazardDetector::Shared::on_create_graph(const std::shared_ptr<Shared> &self
 }
 
 HazardDetector::HazardDetector(HazardAction action, int rank,
+                               std::vector<WatchedTensor> watched,
                                std::function<std::vector<at::Tensor>()> buffers)
     : shared_(std::make_shared<Shared>()) {
   shared_->action = action;
   shared_->rank = rank;
+  shared_->watched = std::move(watched);
   shared_->module_buffers = std::move(buffers);
 }
 

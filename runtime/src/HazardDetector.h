@@ -1,23 +1,29 @@
-// Reports "several forwards before one backward" before autograd fails, and
-// only when autograd will fail because a buffer saved for backward was
-// overwritten by a buffer broadcast.
+// Reports a backward that autograd is about to reject with its in-place
+// error ("one of the variables needed for gradient computation has been
+// modified by an inplace operation") because a tensor that a forward of this
+// DDP saved for backward was written after that forward: by a buffer
+// broadcast of a later forward ("several forwards before one backward"), an
+// optimizer step, or any in-place op on a parameter or buffer.
 //
 // A grad-mode forward is recorded with the autograd nodes of its outputs
-// (weakly), each with a pre-hook. When a later forward broadcasts buffers,
-// every record whose graph is still alive notes the broadcast buffers with
-// their versions before the broadcast. Records live as long as their graphs
-// (a graph kept by retain_graph or create_graph can be traversed again after
-// a backward). The hook runs only if a backward (or autograd::grad) is about
-// to run that output node, and does nothing unless a broadcast followed the
-// forward. It then inspects the graph the engine is about to execute: every
-// node reachable from the output node that the backward will run has its saved
-// variables unpacked by compiled autograd's visitor (Node::compiled_args),
-// which applies autograd's own version check. A node whose check fails, and
-// passes once the broadcast buffers' version counters are put back to their
-// values before the broadcast, is one the backward will fail on because of
-// the broadcast: that is a hazard, named with the buffers it saved. Every other
-// outcome (the graph is clean, was freed, or fails for another reason) is not
-// reported. A node that cannot be inspected is reported, naming it.
+// (weakly), each with a pre-hook, and with the version counters of the
+// module's parameters and buffers at its end (integer reads). When a later
+// forward broadcasts buffers, every record whose graph is still alive notes
+// the broadcast buffers with their versions before the broadcast. Records live
+// as long as their graphs (a graph kept by retain_graph or create_graph can be
+// traversed again after a backward). The hook runs only if a backward (or
+// autograd::grad) is about to run that output node, and does nothing unless a
+// broadcast followed the forward or a parameter's or buffer's version moved
+// since it. It then inspects the graph the engine is about to execute: every
+// node reachable from the output node that the backward will run has its
+// saved variables unpacked by compiled autograd's visitor
+// (Node::compiled_args), which applies autograd's own version check. Each
+// node that fails it is reported: as a broadcast hazard when it passes once
+// the broadcast buffers' version counters are put back to their values before
+// the broadcast, otherwise as a write, naming the parameters and buffers that
+// pass once put back to their versions at the forward's end, or, failing
+// that, with autograd's own description of the tensor. A node that cannot be
+// inspected is reported, naming it.
 //
 // A backward with create_graph through a recorded graph builds a gradient
 // graph whose nodes can save the same buffers (BatchNorm's double backward
@@ -38,11 +44,19 @@
 
 namespace ddpguard::detail {
 
+// A parameter or buffer of the wrapped module, by its path in the module tree.
+struct WatchedTensor {
+  std::string name;
+  at::Tensor tensor;
+  bool buffer = false;
+};
+
 class HazardDetector {
 public:
-  // `buffers` returns the module's buffers (only called when a create_graph
-  // backward traverses a recorded graph).
-  HazardDetector(HazardAction action, int rank,
+  // `watched`: the module's parameters and buffers, whose versions each
+  // recorded forward notes. `buffers` returns the module's buffers (only
+  // called when a create_graph backward traverses a recorded graph).
+  HazardDetector(HazardAction action, int rank, std::vector<WatchedTensor> watched,
                  std::function<std::vector<at::Tensor>()> buffers);
 
   void on_grad_forward(const std::vector<at::Tensor> &outputs,

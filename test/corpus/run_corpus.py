@@ -10,7 +10,11 @@
 
 1. Truth: each program runs on 2 Gloo ranks under torchrun. It trains (exit
    0) or fails; a failure must be autograd's in-place error, anything else
-   (or a timeout) is a broken corpus program and fails the test.
+   (or a timeout) is a broken corpus program and fails the test. The same
+   run checks ddpguard's runtime (its hazard detector is on by default): a
+   failing program must print the runtime's report before autograd's error
+   (else "runtime-unnamed"), a training one must print none (else
+   "runtime-false-report").
 2. Check: the ddpguard CLI checks each program file on its own (JSON). The
    checker must flag exactly the failing programs, each finding on a line
    marked `// corpus: expect here` (the forward that broadcasts, or the
@@ -49,9 +53,13 @@ DDP_CHECK = "ddp-multiple-forward-before-backward"
 FIXING_CHECKS = (DDP_CHECK, "inplace-write-before-backward")
 NO_FIX = "no fix is offered: "
 INPLACE_ERROR = "modified by an inplace operation"
-KINDS = ("false-positive", "false-negative", "wrong-line", "fix-not-applied",
-         "fix-not-clean", "fix-not-built", "fix-fails")
-FIX_KINDS = KINDS[3:]
+# The runtime's hazard report (runtime/src/HazardDetector.cpp), and the end
+# of autograd's own error, which only autograd prints.
+RUNTIME_REPORT = re.compile(r"ddpguard: (?:DistributedDataParallel|in-place write) hazard on rank \d+")
+AUTOGRAD_ERROR = re.compile(r"expected version \d+ instead")
+FIX_KINDS = ("fix-not-applied", "fix-not-clean", "fix-not-built", "fix-fails")
+RUNTIME_KINDS = ("runtime-unnamed", "runtime-false-report")
+KINDS = ("false-positive", "false-negative", "wrong-line") + FIX_KINDS + RUNTIME_KINDS
 
 
 def parse_args():
@@ -152,7 +160,22 @@ def run_ranks(torchrun, binary, key, log_path, timeout):
         return "timeout", seconds, out
     if rc == 0:
         return "trains", seconds, out
-    return ("fails" if INPLACE_ERROR in out else "broken"), seconds, out
+    return ("fails" if AUTOGRAD_ERROR.search(out) and INPLACE_ERROR in out else "broken"), seconds, out
+
+
+def runtime_disagreement(outcome, out):
+    """Whether the runtime's report disagrees with a program's outcome:
+    (kind, what was measured) or None."""
+    report = RUNTIME_REPORT.search(out)
+    if outcome == "trains" and report:
+        return "runtime-false-report", "trains; the runtime printed '%s'" % report.group(0)
+    if outcome == "fails":
+        error = AUTOGRAD_ERROR.search(out)
+        if not report:
+            return "runtime-unnamed", "fails; no runtime report"
+        if error and error.start() < report.start():
+            return "runtime-unnamed", "fails; the runtime's report came after autograd's error"
+    return None
 
 
 def run_all(args, binary, keys, log_dir):
@@ -272,6 +295,7 @@ def main():
     for name in names:
         outcome, seconds, out = truth[name]
         programs[name]["truth"] = outcome
+        programs[name]["runtime"] = runtime_disagreement(outcome, out)
         if outcome in ("broken", "timeout"):
             tail = "\n    ".join(out.strip().splitlines()[-8:])
             problems.append("%s: broken corpus program: %s, not autograd's in-place error:\n    %s"
@@ -391,6 +415,8 @@ def main():
             if wrong:
                 measured[(name, "wrong-line")] = "finding at line %s, marked %s" % (
                     wrong, sorted(p["marks"]))
+        if p["runtime"]:
+            measured[(name, p["runtime"][0])] = p["runtime"][1]
     for (name, mode), result in fixes.items():
         if result in FIX_KINDS:
             measured[(name, result, mode)] = ""
@@ -449,6 +475,10 @@ def main():
     print()
     print("outside the known gaps (%d programs): precision %.2f recall %.2f" % (
         len(rest), rtp / (rtp + rfp) if rtp + rfp else 1.0, rtp / (rtp + rfn) if rtp + rfn else 1.0))
+    named = sum(1 for n in fail if not programs[n]["runtime"])
+    false_reports = sum(1 for n in train if programs[n]["runtime"])
+    print("runtime: named the write before autograd's error in %d of %d failing programs; "
+          "reported %d of %d training programs" % (named, len(fail), false_reports, len(train)))
     print("time: %.0f s (truth %.0f, check %.0f, fixes %.0f)" % (time.time() - t0, t_truth, t_check, t_fix))
     print("corpus: %d programs (%d fail, %d train); precision %.2f recall %.2f; fixes %d/%d train "
           "(%d/%d of the flagged ones; %s; %d/%d of the fixes offered, %d withheld); "

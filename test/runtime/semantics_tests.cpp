@@ -684,7 +684,7 @@ TEST(Elastic, DISABLED_UncaughtErrorReachesTorchrun) {
   auto o1 = ddp(data_for(launch_env().rank, 0));
   if (!kBroadcastFailsBackward) {
     // From 2.12.1 the broadcast fails nothing; a write of the saved buffer
-    // by the program itself still does (and is no DDP hazard).
+    // by the program itself still does (the detector names the write).
     torch::NoGradGuard no_grad;
     net->bn1->running_mean.add_(0.0);
   }
