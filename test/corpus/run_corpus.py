@@ -25,7 +25,8 @@
 3. Fixes: for each failing program the DDP check or the in-place-write
    check flags and each --fix-mode that `ddpguard --help` lists (the DDP
    check's modes; the in-place-write check's out-of-place fix is the same in
-   every mode, and where it withholds its fix, or a program is flagged only
+   every mode, so a program only it flags is fixed, built and run once and
+   counted in each; where it withholds its fix, or a program is flagged only
    by a check that offers no fix, such as optimizer-step-before-backward,
    the modes count as withheld: the check's note says why), a copy is fixed
    with --fix, re-checked
@@ -329,17 +330,20 @@ def main():
     # gets no fix from them (the check's note says why): withheld.
     fixable = [n for n in failing if programs[n]["lines"] and
                set(FIXING_CHECKS) & set(flagged_by.get(programs[n]["path"], ()))]
-    to_fix = fixable
     fixes = {}  # (name, mode) -> result
     for name in failing:
         if programs[name]["lines"] and name not in fixable:
             for mode in modes:
                 fixes[(name, mode)] = "withheld"
+    # The modes are the DDP check's: a program no DDP finding is about gets
+    # the same fix in each, so it is fixed, built and run in the first alone.
+    ddp_flagged = [n for n in fixable if DDP_CHECK in flagged_by.get(programs[n]["path"], ())]
     copies = {}
     recheck = []
     for mode in modes:
         mode_dir = os.path.join(args.work, "fixed", mode)
         os.makedirs(mode_dir)
+        to_fix = fixable if mode == modes[0] else ddp_flagged
         for name in to_fix:
             copies[(name, mode)] = os.path.join(mode_dir, name + ".cpp")
             shutil.copyfile(programs[name]["path"], copies[(name, mode)])
@@ -398,6 +402,10 @@ def main():
             fixes[(n, m)] = "fix-fails"
         elif fixes[(n, m)] == "applied":
             fixes[(n, m)] = "trains"
+    for name in fixable:
+        if name not in ddp_flagged:
+            for mode in modes[1:]:
+                fixes[(name, mode)] = fixes[(name, modes[0])]
     t_fix = time.time() - t
     print("fixes (%s): %.0f s, of which fix, re-check and build %.0f s"
           % (", ".join(modes), t_fix, t_build), flush=True)
