@@ -20,10 +20,11 @@ elif kind == "sarif":
     assert doc["version"] == "2.1.0"
     [run] = doc["runs"]
     # One rule per check (lib/Tidy/CheckNames.h).
-    rule, step_rule, write_rule = run["tool"]["driver"]["rules"]
+    rule, step_rule, write_rule, value_rule = run["tool"]["driver"]["rules"]
     assert rule["id"] == "ddp-multiple-forward-before-backward"
     assert step_rule["id"] == "optimizer-step-before-backward"
     assert write_rule["id"] == "parameter-write-before-backward"
+    assert value_rule["id"] == "inplace-write-before-backward"
     [result] = run["results"]
     assert result["ruleId"] == rule["id"] and result["level"] == "warning"
     region = result["locations"][0]["physicalLocation"]["region"]

@@ -147,5 +147,6 @@ helped = sarif("help", original, "--sarif-help-uri-base=https://example.org/ddpg
 assert [rule["helpUri"] for rule in helped["tool"]["driver"]["rules"]] == [
     "https://example.org/ddpguard/rules/ddp-multiple-forward-before-backward",
     "https://example.org/ddpguard/rules/optimizer-step-before-backward",
-    "https://example.org/ddpguard/rules/parameter-write-before-backward"], helped
+    "https://example.org/ddpguard/rules/parameter-write-before-backward",
+    "https://example.org/ddpguard/rules/inplace-write-before-backward"], helped
 print("ok")
