@@ -1682,11 +1682,16 @@ private:
   /// Appends a write through the storage of Tensor.
   void valueWrite(ValueWrite::Form Form, TSNode Node, TSNode Tensor,
                   std::string Operation);
-  /// A call of a torch.nn module built with inplace=True (nn.ReLU(inplace=
-  /// True)): its forward writes its input.
-  bool isInPlaceModule(TSNode Callee);
-  llvm::StringMap<bool> InPlaceModules;
-  /// The operation results of the scope, by node.
+  /// An in-place operation N on Written whose out-of-place form Base saves
+  /// its result (relu_, sigmoid_, exp_): it saves the written tensor.
+  std::optional<ValueId> savesItsResult(TSNode N, TSNode Written,
+                                        StringRef Base, SavedOpForm Form);
+  /// The torch.nn class (torch.nn.ReLU) of the module Callee names when it
+  /// was built with inplace=True: its forward writes its input. Else empty.
+  std::string inPlaceModule(TSNode Callee);
+  llvm::StringMap<std::string> InPlaceModules;
+  /// The values of the operations and forwards whose tensors the lowering
+  /// follows, by node: where a temporary's storage is.
   llvm::DenseMap<const void *, ValueId> OpResults;
   /// The parameter set of the module Key names, made at its first use.
   TensorSetId parametersOf(StringRef Key) {
@@ -1762,6 +1767,8 @@ ValueId Lowering::forward(unsigned B, TSNode N, StringRef Key,
       Forward.Saves.push_back(Save{Graph.object(Object).Buffers, {}});
   }
   Forward.NoSync = NoSyncObjects.count(Key);
+  if (TracksValues)
+    Forward.NewStorage = newStorage();
   if (Module)
     saveParameters(Forward, *Module, Inputs);
   Graph.append(B, std::move(Forward));
@@ -2192,8 +2199,11 @@ Lowering::Values Lowering::call(TSNode N) {
     std::optional<Frontend::ModuleInfo> Module;
     if (TracksSteps)
       Module = moduleNamed(Object, Key);
-    return {forward(Current, N, Key, Info, Inputs,
-                    Module ? &*Module : nullptr)};
+    ValueId Output =
+        forward(Current, N, Key, Info, Inputs, Module ? &*Module : nullptr);
+    if (TracksValues)
+      OpResults[N.id] = Output;
+    return {Output};
   }
   // A plain module's forward, where steps are followed: it saves its
   // parameters, which a step may write before the backward through it.
@@ -2206,7 +2216,9 @@ Lowering::Values Lowering::call(TSNode N) {
       Plain.Info.HasBuffers = false;
       ValueId Output = Graph.addValue();
       std::optional<ValueId> Written;
-      if (TracksValues && isInPlaceModule(Callee)) {
+      std::string InPlaceClass =
+          TracksValues ? inPlaceModule(Callee) : std::string();
+      if (!InPlaceClass.empty()) {
         // nn.ReLU(inplace=True): the forward writes its input and returns it.
         valueWrite(ValueWrite::Module, N, Argument("input", 0),
                    F.text(Callee).str());
@@ -2220,6 +2232,13 @@ Lowering::Values Lowering::call(TSNode N) {
         Forward.NewStorage = newStorage();
       saveParameters(Forward, *Module, Inputs);
       Graph.append(Current, std::move(Forward));
+      if (TracksValues)
+        OpResults[N.id] = Output;
+      // nn.ReLU runs relu_, which saves its result: the written input.
+      if (InPlaceClass == "torch.nn.ReLU")
+        if (std::optional<ValueId> Relu = savesItsResult(
+                N, Argument("input", 0), "relu", SavedOpForm::Function))
+          return {Output, *Relu};
       return {Output};
     }
   // opt.step(), scaler.step(opt): the step writes the parameters.
@@ -2356,35 +2375,6 @@ Lowering::Values Lowering::call(TSNode N) {
   // arguments, and a method may keep its arguments in its receiver
   // (outs.append(model(v)), x.add_(y)).
   Values All = children(Arguments);
-  // In-place writes: x.mul_(2), torch.relu_(x), F.relu(x, inplace=True),
-  // an nn.ReLU(inplace=True) module's forward.
-  if (TracksValues) {
-    TSNode Written{};
-    ValueWrite::Form Form = ValueWrite::Function;
-    std::string Operation;
-    bool Imported = F.Imports.count(Name.substr(0, Name.find('.')));
-    if (type(Callee) == "attribute" && !Imported &&
-        isInPlaceMethod(F.text(field(Callee, "attribute"))) &&
-        !F.isDDPValue(field(Callee, "object"), S, nullptr)) {
-      Written = field(Callee, "object");
-      Form = ValueWrite::Method;
-      Operation = F.text(field(Callee, "attribute")).str();
-    } else if (StringRef(Name).starts_with("torch.") &&
-               (isInPlaceMethod(StringRef(Name).rsplit('.').second) ||
-                (StringRef(Name).starts_with("torch.nn.functional.") &&
-                 KeywordIsTrue("inplace")))) {
-      Written = Argument("input", 0);
-      Operation = F.text(Callee).str();
-      if (!StringRef(Name).ends_with("_"))
-        Operation += "(..., inplace=True)";
-    } else if (isInPlaceModule(Callee)) {
-      Written = Argument("input", 0);
-      Form = ValueWrite::Module;
-      Operation = F.text(Callee).str();
-    }
-    if (!isNull(Written))
-      valueWrite(Form, N, Written, Operation);
-  }
   if (type(Callee) == "attribute" && !All.empty()) {
     std::string Receiver = F.bindingKey(field(Callee, "object"), S);
     if (!Receiver.empty() && !F.Imports.count(Receiver) &&
@@ -2396,6 +2386,51 @@ Lowering::Values Lowering::call(TSNode N) {
   if (type(Callee) != "identifier") {
     Values From = expression(Callee);
     All.append(From.begin(), From.end());
+  }
+  // In-place writes, after the receiver is lowered: x.mul_(2),
+  // torch.relu_(x), F.relu(x, inplace=True), an in-place module's forward
+  // (one that moduleNamed does not follow).
+  if (TracksValues) {
+    TSNode Written{};
+    ValueWrite::Form Form = ValueWrite::Function;
+    std::string Operation;
+    // The out-of-place operation, for what the in-place one saves.
+    StringRef Base;
+    SavedOpForm BaseForm = SavedOpForm::Function;
+    bool Imported = F.Imports.count(Name.substr(0, Name.find('.')));
+    if (type(Callee) == "attribute" && !Imported &&
+        isInPlaceMethod(F.text(field(Callee, "attribute"))) &&
+        !F.isDDPValue(field(Callee, "object"), S, nullptr)) {
+      Written = field(Callee, "object");
+      Form = ValueWrite::Method;
+      Operation = F.text(field(Callee, "attribute")).str();
+      Base = F.text(field(Callee, "attribute")).drop_back();
+      BaseForm = SavedOpForm::Method;
+    } else if (StringRef(Name).starts_with("torch.") &&
+               (isInPlaceMethod(StringRef(Name).rsplit('.').second) ||
+                (StringRef(Name).starts_with("torch.nn.functional.") &&
+                 KeywordIsTrue("inplace")))) {
+      Written = Argument("input", 0);
+      Operation = F.text(Callee).str();
+      Base = StringRef(Name).rsplit('.').second;
+      if (Base.consume_back("_"))
+        BaseForm = SavedOpForm::Function;
+      else
+        Operation += "(..., inplace=True)";
+      if (StringRef(Name).starts_with("torch.nn.functional."))
+        BaseForm = SavedOpForm::Functional;
+    } else if (!inPlaceModule(Callee).empty()) {
+      Written = Argument("input", 0);
+      Form = ValueWrite::Module;
+      Operation = F.text(Callee).str();
+    }
+    if (!isNull(Written)) {
+      valueWrite(Form, N, Written, Operation);
+      if (!Base.empty())
+        if (std::optional<ValueId> Result =
+                savesItsResult(N, Written, Base, BaseForm))
+          All.push_back(*Result);
+    }
   }
   return All;
 }
@@ -2437,7 +2472,7 @@ TSNode Lowering::sharedFrom(TSNode N) {
     if (isViewMethod(Method) || isInPlaceMethod(Method))
       return field(Callee, "object");
   }
-  if (isInPlaceModule(Callee))
+  if (!inPlaceModule(Callee).empty())
     return namedChild(Arguments, 0);
   return TSNode{};
 }
@@ -2560,13 +2595,45 @@ void Lowering::valueWrite(ValueWrite::Form Form, TSNode Node, TSNode Tensor,
   ValueWrites[Site] = {Form, Node, Tensor, std::move(Operation)};
 }
 
-bool Lowering::isInPlaceModule(TSNode Callee) {
+std::optional<ValueId> Lowering::savesItsResult(TSNode N, TSNode Written,
+                                                StringRef Base,
+                                                SavedOpForm Form) {
+  const SavedOp *Op = findSavedOp(Base, Form);
+  if (!Op || !llvm::any_of(saveRules(Op->Saves),
+                           [](const SaveRule &R) { return !R.Operand; }))
+    return std::nullopt;
+  std::optional<ValueId> Through = storageSource(Written);
+  if (!Through)
+    return std::nullopt;
+  ValueId Output = Graph.addValue();
+  Event E{Event::Kind::Op};
+  E.Site = site(N);
+  E.GradEnabled = GradEnabled;
+  E.Target = Output;
+  E.Sources = {*Through};
+  E.StorageOf = *Through;
+  Save Saved;
+  Saved.IfRequiresGrad = {*Through};
+  Saved.StorageOf = Output;
+  E.Saves.push_back(std::move(Saved));
+  SavingOps[E.Site] = N;
+  Graph.append(Current, std::move(E));
+  OpResults[N.id] = Output;
+  // A backward through the written tensor now runs through the operation.
+  std::string Key = F.bindingKey(Written, S);
+  if (!Key.empty() && !F.Imports.count(Key))
+    Graph.append(Current, Event::derive(valueOf(Key), {Output},
+                                        /*Strong=*/false));
+  return Output;
+}
+
+std::string Lowering::inPlaceModule(TSNode Callee) {
   if (type(Callee) != "identifier" && type(Callee) != "attribute")
-    return false;
+    return "";
   std::string Key = F.bindingKey(Callee, S);
   if (Key.empty())
-    return false;
-  auto [Known, Inserted] = InPlaceModules.try_emplace(Key, false);
+    return "";
+  auto [Known, Inserted] = InPlaceModules.try_emplace(Key, "");
   if (!Inserted)
     return Known->second;
   for (TSNode Right : F.assignedTo(Callee, S)) {
@@ -2581,9 +2648,9 @@ bool Lowering::isInPlaceModule(TSNode Callee) {
                  type(field(A, "value")) == "true";
     });
     if (InPlace)
-      return InPlaceModules[Key] = true;
+      return InPlaceModules[Key] = F.qualifiedName(field(Right, "function"));
   }
-  return false;
+  return "";
 }
 
 std::string Lowering::outOfPlaceFix(const ValueWrite &Write,
@@ -2619,14 +2686,14 @@ std::string Lowering::outOfPlaceFix(const ValueWrite &Write,
       Any |= type(T) == "identifier" && F.text(T) == Written;
     });
     Bound |= Any;
-    // Made as a handle or view of another tensor, or from a tuple.
-    TSNode Right = field(A, "right");
-    while (type(Right) == "parenthesized_expression")
-      Right = namedChild(Right, 0);
+    // Made as a handle or view of another tensor (of a name: a temporary's
+    // view, self.act(fc(x)), has no other handle), or from a tuple.
+    TSNode Root = field(A, "right");
+    for (TSNode From = Root; !isNull(From); From = sharedFrom(From))
+      Root = From;
     if (Any && !MadeAt &&
-        (!Single || type(Right) == "identifier" ||
-         (type(Right) == "attribute" && !F.bindingKey(Right, S).empty()) ||
-         !isNull(sharedFrom(Right))))
+        (!Single || type(Root) == "identifier" ||
+         (type(Root) == "attribute" && !F.bindingKey(Root, S).empty())))
       MadeAt = positionOf(A).Line;
   }
   forEachInScope(S.Node, [&](TSNode N) {
@@ -2705,6 +2772,15 @@ std::string Lowering::outOfPlaceFix(const ValueWrite &Write,
 bool Lowering::usedWithoutHandle(TSNode Id) {
   TSNode Parent = ts_node_parent(Id);
   StringRef Kind = type(Parent);
+  // h.relu_() or torch.relu_(h) as a statement: written, its value unused.
+  auto InPlaceStatement = [&](TSNode Call) {
+    if (type(Call) != "call" ||
+        type(ts_node_parent(Call)) != "expression_statement")
+      return false;
+    TSNode Callee = field(Call, "function");
+    return type(Callee) == "attribute" &&
+           isInPlaceMethod(F.text(field(Callee, "attribute")));
+  };
   if (Kind == "binary_operator" || Kind == "comparison_operator" ||
       Kind == "unary_operator" || Kind == "boolean_operator" ||
       Kind == "not_operator")
@@ -2717,6 +2793,8 @@ bool Lowering::usedWithoutHandle(TSNode Id) {
       return llvm::is_contained({"shape", "dtype", "device", "ndim",
                                  "requires_grad", "is_cuda"},
                                 Attribute);
+    if (InPlaceStatement(Call))
+      return true;
     if (llvm::is_contained({"size", "dim", "numel", "item", "tolist",
                             "clone"},
                            Attribute))
@@ -2733,6 +2811,11 @@ bool Lowering::usedWithoutHandle(TSNode Id) {
       return false;
     TSNode Callee = field(Call, "function");
     std::string Name = F.qualifiedName(Callee);
+    if (InPlaceStatement(Call) ||
+        (StringRef(Name).starts_with("torch.") &&
+         isInPlaceMethod(StringRef(Name).rsplit('.').second) &&
+         type(ts_node_parent(Call)) == "expression_statement"))
+      return true;
     StringRef Function = Name;
     const SavedOp *Op = nullptr;
     if (Function.consume_front("torch.nn.functional."))

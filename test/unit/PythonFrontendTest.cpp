@@ -839,4 +839,50 @@ class Outer(nn.Module):
   EXPECT_TRUE(R.ValueWrites.empty());
 }
 
+TEST(PythonValueWrites, InPlaceOperationsSaveTheirOwnResult) {
+  // relu_, torch.relu_, F.relu(inplace=True) and nn.ReLU(inplace=True) save
+  // the tensor they wrote, as relu does its result; each write after them
+  // fails (measured on torch 2.11.0), and the out-of-place spelling trains.
+  const char Source[] = R"py(import torch
+import torch.nn.functional as F
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.fc(x)
+        h.relu_()
+        h.mul_(2)
+        a = self.act(self.fc(x))
+        a += 1
+        b = F.relu(self.fc(x), inplace=True)
+        b[0] = 0
+        d = self.fc(x)
+        torch.relu_(d)
+        d.div_(2)
+        return h + a + b + d
+)py";
+  CheckResult R = check(Source);
+  ASSERT_EQ(R.ValueWrites.size(), 4u);
+  EXPECT_EQ(R.ValueWrites[0].Saver, "h.relu_()");
+  EXPECT_EQ(R.ValueWrites[1].Saver, "self.act(self.fc(x))");
+  EXPECT_EQ(R.ValueWrites[2].Saver, "F.relu(self.fc(x), inplace=True)");
+  EXPECT_EQ(R.ValueWrites[3].Saver, "torch.relu_(d)");
+  // Written in place as a statement, the tensor keeps no other handle; made
+  // from a temporary, it shares its storage with no other name.
+  std::string Fixed = Source;
+  for (auto It = R.ValueWrites.rbegin(); It != R.ValueWrites.rend(); ++It)
+    if (It->FixWithheld.empty())
+      Fixed = applied(Fixed, *It);
+  EXPECT_NE(Fixed.find("        h = h.mul(2)\n"), std::string::npos);
+  EXPECT_NE(Fixed.find("        a = a + 1\n"), std::string::npos);
+  EXPECT_NE(Fixed.find("        d = d.div(2)\n"), std::string::npos);
+  EXPECT_NE(R.ValueWrites[2].FixWithheld.find("writes part of 'b'"),
+            std::string::npos);
+}
+
 } // namespace
