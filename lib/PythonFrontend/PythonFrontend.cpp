@@ -1686,6 +1686,15 @@ private:
   /// its result (relu_, sigmoid_, exp_): it saves the written tensor.
   std::optional<ValueId> savesItsResult(TSNode N, TSNode Written,
                                         StringRef Base, SavedOpForm Form);
+  /// Whether the module Callee names saves its output for backward (an
+  /// activation that saves its result, or a Sequential ending in one):
+  /// always (true), if an input requires grad (false), or not (nullopt).
+  std::optional<bool> savesItsOutput(TSNode Callee, unsigned Depth = 0);
+  /// The forward N of the module Callee saves its output as
+  /// savesItsOutput says.
+  void saveOutput(Event &Forward, TSNode N, TSNode Callee,
+                  const Values &Inputs);
+  llvm::StringMap<std::optional<bool>> OutputSaves;
   /// The torch.nn class (torch.nn.ReLU) of the module Callee names when it
   /// was built with inplace=True: its forward writes its input. Else empty.
   std::string inPlaceModule(TSNode Callee);
@@ -1767,8 +1776,14 @@ ValueId Lowering::forward(unsigned B, TSNode N, StringRef Key,
       Forward.Saves.push_back(Save{Graph.object(Object).Buffers, {}});
   }
   Forward.NoSync = NoSyncObjects.count(Key);
-  if (TracksValues)
+  if (TracksValues) {
     Forward.NewStorage = newStorage();
+    TSNode Callee = field(N, "function");
+    if (type(Callee) == "attribute" &&
+        F.text(field(Callee, "attribute")) == "forward")
+      Callee = field(Callee, "object");
+    saveOutput(Forward, N, Callee, Inputs);
+  }
   if (Module)
     saveParameters(Forward, *Module, Inputs);
   Graph.append(B, std::move(Forward));
@@ -2064,9 +2079,15 @@ void Lowering::assign(TSNode Left, const Values &From, bool Accumulate,
     StringRef Kind = type(Target);
     // x[i] = v writes x in place (x[i] += v is written by the augmented
     // assignment).
-    if (Kind == "subscript" && TracksValues && !Accumulate)
-      valueWrite(ValueWrite::Subscript, ts_node_parent(Left), 
-                 field(Target, "value"), F.text(ts_node_parent(Left)).str());
+    if (Kind == "subscript" && TracksValues && !Accumulate &&
+        type(ts_node_parent(Left)) == "assignment") {
+      TSNode Assignment = ts_node_parent(Left);
+      StringRef Value = F.text(field(Assignment, "right"));
+      if (Value.empty() || Value.size() > 30 || Value.contains('\n'))
+        Value = "...";
+      valueWrite(ValueWrite::Subscript, Assignment, field(Target, "value"),
+                 (F.text(Target) + " = " + Value).str());
+    }
     if (Kind == "subscript" || (Kind == "attribute" &&
                                 F.bindingKey(Target, S).empty())) {
       // x[i] = v, out.field = v: x's history now includes v's.
@@ -2231,6 +2252,8 @@ Lowering::Values Lowering::call(TSNode N) {
       else if (TracksValues)
         Forward.NewStorage = newStorage();
       saveParameters(Forward, *Module, Inputs);
+      if (TracksValues && InPlaceClass.empty())
+        saveOutput(Forward, N, Callee, Inputs);
       Graph.append(Current, std::move(Forward));
       if (TracksValues)
         OpResults[N.id] = Output;
@@ -2370,6 +2393,15 @@ Lowering::Values Lowering::call(TSNode N) {
     llvm::SmallVector<TSNode, 4> Operands, Others;
     if (const SavedOp *Op = savingOpOf(N, Operands, Others))
       return savingOp(N, *Op, Operands, Others);
+    // torch.randn(4, requires_grad=True), nn.Parameter(...): a leaf that
+    // requires grad, as a function's parameter may.
+    if (Name == "torch.nn.Parameter" || KeywordIsTrue("requires_grad")) {
+      children(Arguments);
+      OriginId Origin;
+      ValueId Leaf = Graph.addInputValue(Origin);
+      Graph.setInputStorage(Leaf, newStorage());
+      return {Leaf};
+    }
   }
   // Anything else: the result's history may come from the receiver and the
   // arguments, and a method may keep its arguments in its receiver
@@ -2627,6 +2659,68 @@ std::optional<ValueId> Lowering::savesItsResult(TSNode N, TSNode Written,
   return Output;
 }
 
+/// torch.nn activations whose forward saves its output (their functions'
+/// "r:" rules in SavedOperands.def).
+static bool savesOutput(StringRef Class) {
+  return llvm::is_contained({"torch.nn.ReLU", "torch.nn.Sigmoid",
+                             "torch.nn.Tanh", "torch.nn.Softmax",
+                             "torch.nn.LogSoftmax"},
+                            Class);
+}
+
+void Lowering::saveOutput(Event &Forward, TSNode N, TSNode Callee,
+                          const Values &Inputs) {
+  std::string Key = F.bindingKey(Callee, S);
+  if (Key.empty())
+    return;
+  // Asked once per name: each asking scans the scope's assignments.
+  auto [Known, Inserted] = OutputSaves.try_emplace(Key);
+  if (Inserted)
+    Known->second = savesItsOutput(Callee);
+  std::optional<bool> Always = Known->second;
+  if (!Always || (!*Always && Inputs.empty()))
+    return;
+  Save Saved;
+  Saved.StorageOf = Forward.Target;
+  if (!*Always)
+    Saved.IfRequiresGrad.assign(Inputs.begin(), Inputs.end());
+  Forward.Saves.push_back(std::move(Saved));
+  SavingOps[Forward.Site] = N;
+}
+
+std::optional<bool> Lowering::savesItsOutput(TSNode Callee, unsigned Depth) {
+  for (TSNode Right : F.assignedTo(Callee, S)) {
+    // DDP(net) forwards what net's forward returns.
+    if (F.constructedWrapper(Right)) {
+      Right = namedChild(field(Right, "arguments"), 0);
+      if ((type(Right) == "identifier" || type(Right) == "attribute") &&
+          Depth < 4)
+        return savesItsOutput(Right, Depth + 1);
+    }
+    if (type(Right) != "call")
+      continue;
+    std::string Class = F.qualifiedName(field(Right, "function"));
+    if (savesOutput(Class))
+      return false;
+    if (Class != "torch.nn.Sequential")
+      continue;
+    // The last layer's output is the container's; after other layers
+    // (with parameters, as a rule) it is saved whatever the input.
+    TSNode Last{};
+    unsigned Layers = 0;
+    forEachNamedChild(field(Right, "arguments"), [&](TSNode A) {
+      if (type(A) != "comment" && type(A) != "keyword_argument") {
+        Last = A;
+        ++Layers;
+      }
+    });
+    if (type(Last) == "call" &&
+        savesOutput(F.qualifiedName(field(Last, "function"))))
+      return Layers > 1;
+  }
+  return std::nullopt;
+}
+
 std::string Lowering::inPlaceModule(TSNode Callee) {
   if (type(Callee) != "identifier" && type(Callee) != "attribute")
     return "";
@@ -2844,9 +2938,9 @@ void Lowering::reportValueWrite(const AnalysisResult &R, const Clobber &C,
   std::optional<std::pair<Position, SiteId>> First;
   std::optional<SiteId> Backward;
   for (OriginId Saver : C.Savers) {
-    if (!L.Graph.isOpOrigin(Saver))
-      continue;
     SiteId Site = L.Graph.eventOf(Saver).Site;
+    if (!L.SavingOps.count(Site))
+      continue;
     Position At = L.Sites[Site];
     if (First && !(At < First->first))
       continue;

@@ -885,4 +885,33 @@ class Net(nn.Module):
             std::string::npos);
 }
 
+TEST(PythonValueWrites, LeavesThatRequireGradAndModulesThatSaveTheirOutput) {
+  // A leaf made with requires_grad=True makes exp save its result; a
+  // Sequential ending in ReLU saves its output (the ReLU's result), a DDP
+  // object wrapping one too; one ending in a Linear does not.
+  CheckResult R = check(R"py(import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+w = torch.randn(4, requires_grad=True)
+e = torch.exp(w)
+e += 1
+net = nn.Sequential(nn.Linear(4, 6), nn.ReLU())
+h = net(x)
+h[:, 0] = 0.0
+wrapped = DDP(net)
+g = wrapped(x)
+g.mul_(2)
+lin = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 6))
+k = lin(x)
+k[:, 0] = 0.0
+(e.sum() + h.sum() + g.sum() + k.sum()).backward()
+)py");
+  ASSERT_EQ(R.ValueWrites.size(), 3u);
+  EXPECT_EQ(R.ValueWrites[0].Saver, "torch.exp(w)");
+  EXPECT_EQ(R.ValueWrites[1].Saver, "net(x)");
+  EXPECT_EQ(R.ValueWrites[1].Operation, "h[:, 0] = 0.0");
+  EXPECT_EQ(R.ValueWrites[2].Saver, "wrapped(x)");
+}
+
 } // namespace
