@@ -432,6 +432,13 @@ private:
   llvm::StringMap<Binding> Factories;
   /// Classes of the file by name.
   llvm::StringMap<TSNode> Classes;
+  /// Lowering's moduleNamed of self attributes, by class (its start byte).
+  std::map<std::pair<uint32_t, std::string>, std::optional<ModuleInfo>>
+      SelfModules;
+  /// The names and self attributes the file binds to a torch.nn module
+  /// built with inplace=True ("self.act" → "torch.nn.ReLU"), found once.
+  const llvm::StringMap<std::string> &inPlaceModules();
+  std::optional<llvm::StringMap<std::string>> InPlaceModules;
   friend class Lowering;
 };
 
@@ -1661,6 +1668,8 @@ private:
   /// through the value they return.
   bool TracksValues = false;
   bool IsModuleForward = false;
+  /// Whether the scope holds a write that may be in place.
+  bool writesInPlace();
   /// Where the tensor N's storage comes from: the node whose tensor N is a
   /// view, handle or in-place result of (x.view(...), x[i], x.T, x.mul_(2),
   /// F.relu(x, inplace=True)), else null.
@@ -1698,7 +1707,6 @@ private:
   /// The torch.nn class (torch.nn.ReLU) of the module Callee names when it
   /// was built with inplace=True: its forward writes its input. Else empty.
   std::string inPlaceModule(TSNode Callee);
-  llvm::StringMap<std::string> InPlaceModules;
   /// The values of the operations and forwards whose tensors the lowering
   /// follows, by node: where a temporary's storage is.
   llvm::DenseMap<const void *, ValueId> OpResults;
@@ -1715,8 +1723,20 @@ private:
   /// key (each asking scans the scope's assignments).
   std::optional<Frontend::ModuleInfo> moduleNamed(TSNode N, StringRef Key) {
     auto [It, Inserted] = Modules.try_emplace(Key);
-    if (Inserted)
-      It->second = F.moduleNamed(N, S);
+    if (Inserted) {
+      // A self attribute is the class's, whichever method asks: asked once
+      // per class (measured: each method of torch's DDP class scanning the
+      // class again was a tenth of checking distributed.py).
+      if (Key.starts_with("self.") && !isNull(S.Class)) {
+        auto [Shared, New] = F.SelfModules.try_emplace(
+            {ts_node_start_byte(S.Class), Key.str()});
+        if (New)
+          Shared->second = F.moduleNamed(N, S);
+        It->second = Shared->second;
+      } else {
+        It->second = F.moduleNamed(N, S);
+      }
+    }
     return It->second;
   }
   llvm::StringMap<std::optional<Frontend::ModuleInfo>> Modules;
@@ -1827,7 +1847,8 @@ void Lowering::run() {
   IsModuleForward = type(S.Node) == "function_definition" && !S.Parent &&
                     F.text(field(S.Node, "name")) == "forward" &&
                     F.isModuleClass(S.Class);
-  TracksValues = IsModuleForward || Text.contains("backward");
+  TracksValues =
+      (IsModuleForward || Text.contains("backward")) && writesInPlace();
   Graph.setEntry(startBlock());
   Exit = Graph.addBlock();
   TSNode Body = S.Node;
@@ -1949,7 +1970,7 @@ void Lowering::statement(TSNode N) {
     Values Result = children(N);
     SiteId Site = site(N);
     Graph.append(Current, Event::ret(Site, Result));
-    if (IsModuleForward && !Result.empty()) {
+    if (TracksValues && IsModuleForward && !Result.empty()) {
       Graph.append(Current, Event::backward(Site, Result, /*RetainGraph=*/false));
       ResultBackwards.insert(Site);
     }
@@ -2467,6 +2488,53 @@ Lowering::Values Lowering::call(TSNode N) {
   return All;
 }
 
+bool Lowering::writesInPlace() {
+  // Storage is followed only where something may write a tensor in place:
+  // measured, following it everywhere made torch's distributed.py six times
+  // slower to check. The text says first (a syntactic scan of every scope
+  // cost a fifth of the check of bench/python's generated script).
+  StringRef Text = F.text(S.Node);
+  bool InPlaceModules = !F.inPlaceModules().empty();
+  auto SubscriptAssigned = [&] {
+    for (size_t At = Text.find(']'); At != StringRef::npos;
+         At = Text.find(']', At + 1)) {
+      StringRef After = Text.drop_front(At + 1).ltrim(" \t");
+      if (After.starts_with("=") && !After.starts_with("=="))
+        return true;
+    }
+    return false;
+  };
+  if (!InPlaceModules && !Text.contains("_(") && !Text.contains("inplace") &&
+      llvm::none_of(llvm::ArrayRef<StringRef>{"+=", "-=", "*=", "/=", "%=",
+                                              "&=", "|=", "^=", ">>=", "<<="},
+                    [&](StringRef Op) { return Text.contains(Op); }) &&
+      !SubscriptAssigned())
+    return false;
+  bool Found = false;
+  forEachInScope(type(S.Node) == "module" ? S.Node : field(S.Node, "body"),
+                 [&](TSNode N) {
+    if (Found)
+      return;
+    StringRef Kind = type(N);
+    if (Kind == "augmented_assignment") {
+      Found = F.text(field(N, "operator")) != "@=";
+    } else if (Kind == "assignment") {
+      forEachTarget(field(N, "left"), [&](TSNode T) {
+        Found |= type(T) == "subscript";
+      });
+    } else if (Kind == "call") {
+      TSNode Callee = field(N, "function");
+      StringRef Name = type(Callee) == "attribute"
+                           ? F.text(field(Callee, "attribute"))
+                           : F.text(Callee);
+      Found = isInPlaceMethod(Name) ||
+              F.text(field(N, "arguments")).contains("inplace") ||
+              (InPlaceModules && !inPlaceModule(Callee).empty());
+    }
+  });
+  return Found;
+}
+
 TSNode Lowering::sharedFrom(TSNode N) {
   StringRef Kind = type(N);
   if (Kind == "parenthesized_expression")
@@ -2724,27 +2792,40 @@ std::optional<bool> Lowering::savesItsOutput(TSNode Callee, unsigned Depth) {
 std::string Lowering::inPlaceModule(TSNode Callee) {
   if (type(Callee) != "identifier" && type(Callee) != "attribute")
     return "";
-  std::string Key = F.bindingKey(Callee, S);
-  if (Key.empty())
-    return "";
-  auto [Known, Inserted] = InPlaceModules.try_emplace(Key, "");
-  if (!Inserted)
-    return Known->second;
-  for (TSNode Right : F.assignedTo(Callee, S)) {
-    if (type(Right) != "call" ||
-        !StringRef(F.qualifiedName(field(Right, "function")))
-             .starts_with("torch.nn."))
-      continue;
-    bool InPlace = false;
-    forEachNamedChild(field(Right, "arguments"), [&](TSNode A) {
-      InPlace |= type(A) == "keyword_argument" &&
-                 F.text(field(A, "name")) == "inplace" &&
-                 type(field(A, "value")) == "true";
-    });
-    if (InPlace)
-      return InPlaceModules[Key] = F.qualifiedName(field(Right, "function"));
-  }
-  return "";
+  // By the name as written: a file rarely binds one name to two modules.
+  auto Known = F.inPlaceModules().find(F.text(Callee));
+  return Known == F.inPlaceModules().end() ? "" : Known->second;
+}
+
+const llvm::StringMap<std::string> &Frontend::inPlaceModules() {
+  if (InPlaceModules)
+    return *InPlaceModules;
+  InPlaceModules.emplace();
+  // Measured: asking each scope's assignments per call (assignedTo scans a
+  // class for self attributes) was a fifth of the check of torch's
+  // distributed.py.
+  if (!Source.contains("inplace"))
+    return *InPlaceModules;
+  std::function<void(TSNode)> Walk = [&](TSNode N) {
+    if (type(N) == "assignment") {
+      TSNode Right = field(N, "right");
+      std::string Class = qualifiedName(field(Right, "function"));
+      bool InPlace = false;
+      if (type(Right) == "call" && StringRef(Class).starts_with("torch.nn."))
+        forEachNamedChild(field(Right, "arguments"), [&](TSNode A) {
+          InPlace |= type(A) == "keyword_argument" &&
+                     text(field(A, "name")) == "inplace" &&
+                     type(field(A, "value")) == "true";
+        });
+      if (InPlace)
+        forEachTarget(field(N, "left"), [&](TSNode Target) {
+          (*InPlaceModules)[text(Target)] = Class;
+        });
+    }
+    forEachNamedChild(N, Walk);
+  };
+  Walk(ts_tree_root_node(Tree));
+  return *InPlaceModules;
 }
 
 std::string Lowering::outOfPlaceFix(const ValueWrite &Write,
