@@ -105,11 +105,33 @@ struct StepFinding {
   bool Assumed = false;
 };
 
+/// An in-place write on a tensor that an operation saved for backward,
+/// before a backward through that operation (inplace-write-before-backward).
+struct ValueWriteFinding {
+  /// The write ("mul_", "+=", "h[0] = 0"), the tensor it writes and the
+  /// operation that saved it, as the code spells them.
+  std::string Operation;
+  std::string Tensor;
+  std::string Saver;
+  Position Write;
+  Position Saved;
+  /// The backward that fails; with ThroughResult, the `return` of a module's
+  /// forward, whose caller backpropagates through the value it returns.
+  Position Backward;
+  bool ThroughResult = false;
+  /// The out-of-place spelling (y = y.mul(2), h = h + y), or why none keeps
+  /// the meaning (FixWithheld, then Fix is empty).
+  std::vector<Edit> Fix;
+  std::string FixWithheld;
+};
+
 struct CheckResult {
   /// Sorted by the second forward's position.
   std::vector<Finding> Findings;
   /// Sorted by the step's position.
   std::vector<StepFinding> Steps;
+  /// Sorted by the write's position.
+  std::vector<ValueWriteFinding> ValueWrites;
   /// Where the parser met text it could not read. The code around it is
   /// still checked, as an editor needs on half-typed code.
   std::vector<Position> SyntaxErrors;

@@ -658,4 +658,260 @@ def saved():
   EXPECT_EQ(R.Steps[0].Step.Line, 26u);
 }
 
+// In-place writes on values an operation saved
+// (inplace-write-before-backward).
+
+/// Applies a finding's out-of-place fix to Source.
+std::string applied(std::string Source, const ValueWriteFinding &F) {
+  std::vector<Edit> Edits = F.Fix;
+  std::sort(Edits.begin(), Edits.end(), [](const Edit &A, const Edit &B) {
+    return A.Offset > B.Offset;
+  });
+  for (const Edit &E : Edits)
+    Source.replace(E.Offset, E.Length, E.Text);
+  return Source;
+}
+
+const char GatedForward[] = R"py(import torch
+from torch import nn
+
+class Gated(nn.Module):
+    def forward(self, x):
+        h = torch.relu(self.fc(x))
+        gate = torch.sigmoid(self.gate_fc(x))
+        gate.mul_(2)
+        return self.head(h * gate)
+)py";
+
+TEST(PythonValueWrites, AModulesForwardWritingASigmoidsResult) {
+  CheckResult R = check(GatedForward);
+  ASSERT_EQ(R.ValueWrites.size(), 1u);
+  const ValueWriteFinding &F = R.ValueWrites[0];
+  EXPECT_EQ(F.Operation, "mul_");
+  EXPECT_EQ(F.Tensor, "gate");
+  EXPECT_EQ(F.Saver, "torch.sigmoid(self.gate_fc(x))");
+  EXPECT_EQ(F.Write.Line, 8u);
+  EXPECT_EQ(F.Write.Column, 14u);
+  EXPECT_EQ(F.Saved.Line, 7u);
+  EXPECT_EQ(F.Backward.Line, 9u);
+  EXPECT_TRUE(F.ThroughResult);
+  EXPECT_EQ(F.FixWithheld, "");
+  EXPECT_NE(applied(GatedForward, F).find("        gate = gate.mul(2)\n"),
+            std::string::npos);
+  // Outside a module's forward, no one backpropagates through it.
+  std::string Plain = GatedForward;
+  Plain.replace(Plain.find("(nn.Module)"), 11, "");
+  EXPECT_TRUE(check(Plain).ValueWrites.empty());
+}
+
+TEST(PythonValueWrites, AugmentedAssignmentOnAnOperandAMultiplicationSaved) {
+  const char Source[] = R"py(import torch
+
+def step(model, fc, x):
+    h = model(x)
+    g = h * torch.sigmoid(fc(x))
+    h += fc(g) - 1
+    (h + g).sum().backward()
+)py";
+  CheckResult R = check(Source);
+  ASSERT_EQ(R.ValueWrites.size(), 1u);
+  const ValueWriteFinding &F = R.ValueWrites[0];
+  EXPECT_EQ(F.Operation, "+=");
+  EXPECT_EQ(F.Saver, "h * torch.sigmoid(fc(x))");
+  EXPECT_EQ(F.Backward.Line, 7u);
+  EXPECT_FALSE(F.ThroughResult);
+  EXPECT_NE(applied(Source, F).find("    h = h + (fc(g) - 1)\n"),
+            std::string::npos);
+}
+
+TEST(PythonValueWrites, ViewsHandlesAndIndexedAssignmentsWriteTheStorage) {
+  CheckResult R = check(R"py(import torch
+import torch.nn.functional as F
+
+def step(model, x):
+    p = F.softmax(model(x), dim=-1)
+    q = p.view(-1)
+    q[0] = 0
+    a = torch.tanh(model(x))
+    b = a
+    b.t().clamp_(0, 1)
+    c = torch.exp(model(x))
+    torch.relu_(c.detach())
+    (p.sum() + a.sum() + c.sum()).backward()
+)py");
+  ASSERT_EQ(R.ValueWrites.size(), 3u);
+  EXPECT_EQ(R.ValueWrites[0].Operation, "q[0] = 0");
+  EXPECT_NE(R.ValueWrites[0].FixWithheld.find("writes part of 'q'"),
+            std::string::npos);
+  EXPECT_EQ(R.ValueWrites[1].Operation, "clamp_");
+  EXPECT_NE(R.ValueWrites[1].FixWithheld.find("not a tensor variable"),
+            std::string::npos);
+  EXPECT_EQ(R.ValueWrites[2].Operation, "torch.relu_");
+  EXPECT_NE(R.ValueWrites[2].FixWithheld.find("no out-of-place spelling"),
+            std::string::npos);
+}
+
+TEST(PythonValueWrites, NewTensorsAndValuesThatRequireNoGradAreOk) {
+  CheckResult R = check(R"py(import torch
+
+def step(model, x, data):
+    gate = torch.sigmoid(model(x))
+    gate = gate * 2
+    gate.add_(1)
+    h = torch.relu(model(x)).clone()
+    h[0] = 0
+    w = torch.sigmoid(torch.randn(3))
+    w.mul_(2)
+    with torch.no_grad():
+        s = torch.sigmoid(model(x))
+    s.mul_(2)
+    (gate + h + w).sum().backward()
+)py");
+  EXPECT_TRUE(R.ValueWrites.empty());
+}
+
+TEST(PythonValueWrites, InPlaceModulesWriteTheirInput) {
+  const char Source[] = R"py(import torch
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.act(self.fc(x))
+        return self.act(torch.sigmoid(h))
+)py";
+  CheckResult R = check(Source);
+  ASSERT_EQ(R.ValueWrites.size(), 1u);
+  EXPECT_EQ(R.ValueWrites[0].Operation, "self.act");
+  EXPECT_EQ(R.ValueWrites[0].Write.Line, 12u);
+  EXPECT_TRUE(R.ValueWrites[0].ThroughResult);
+}
+
+TEST(PythonValueWrites, TheFixIsWithheldWhereItWouldChangeWhatIsComputed) {
+  auto Withheld = [](const char *Body) {
+    std::string Source = std::string("import torch\n\ndef step(model, x, w):\n") +
+                         Body + "    (w + z).sum().backward()\n";
+    CheckResult R = check(Source);
+    EXPECT_EQ(R.ValueWrites.size(), 1u) << Source;
+    return R.ValueWrites.empty() ? std::string()
+                                 : R.ValueWrites[0].FixWithheld;
+  };
+  // A parameter: the caller's tensor would keep its old values.
+  EXPECT_NE(Withheld("    z = x * w\n    x.mul_(2)\n")
+                .find("not a tensor variable of this function"),
+            std::string::npos);
+  // A handle taken before the write.
+  EXPECT_NE(Withheld("    y = torch.sigmoid(model(x))\n    keep = y\n"
+                     "    z = keep * 1\n    y.mul_(2)\n")
+                .find("may share its storage with another tensor at line 5"),
+            std::string::npos);
+  // The write's value is used.
+  EXPECT_NE(Withheld("    y = torch.sigmoid(model(x))\n    z = y.mul_(2)\n")
+                .find("the value of 'mul_' is used"),
+            std::string::npos);
+  // No out-of-place twin with the same arguments.
+  EXPECT_NE(Withheld("    y = torch.sigmoid(model(x))\n    z = y * 1\n"
+                     "    y.zero_()\n")
+                .find("torch.Tensor has no 'zero'"),
+            std::string::npos);
+}
+
+TEST(PythonValueWrites, OtherChecksDoNotSeeTheForwardsResultBackward) {
+  // A module's forward gains a backward at its return for value writes
+  // only: a DDP object's two forwards in it are no finding there.
+  CheckResult R = check(R"py(import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = DDP(nn.BatchNorm1d(4))
+
+    def forward(self, x):
+        return self.inner(x) + self.inner(x)
+)py");
+  EXPECT_TRUE(R.Findings.empty());
+  EXPECT_TRUE(R.ValueWrites.empty());
+}
+
+TEST(PythonValueWrites, InPlaceOperationsSaveTheirOwnResult) {
+  // relu_, torch.relu_, F.relu(inplace=True) and nn.ReLU(inplace=True) save
+  // the tensor they wrote, as relu does its result; each write after them
+  // fails (measured on torch 2.11.0), and the out-of-place spelling trains.
+  const char Source[] = R"py(import torch
+import torch.nn.functional as F
+from torch import nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.fc(x)
+        h.relu_()
+        h.mul_(2)
+        a = self.act(self.fc(x))
+        a += 1
+        b = F.relu(self.fc(x), inplace=True)
+        b[0] = 0
+        d = self.fc(x)
+        torch.relu_(d)
+        d.div_(2)
+        return h + a + b + d
+)py";
+  CheckResult R = check(Source);
+  ASSERT_EQ(R.ValueWrites.size(), 4u);
+  EXPECT_EQ(R.ValueWrites[0].Saver, "h.relu_()");
+  EXPECT_EQ(R.ValueWrites[1].Saver, "self.act(self.fc(x))");
+  EXPECT_EQ(R.ValueWrites[2].Saver, "F.relu(self.fc(x), inplace=True)");
+  EXPECT_EQ(R.ValueWrites[3].Saver, "torch.relu_(d)");
+  // Written in place as a statement, the tensor keeps no other handle; made
+  // from a temporary, it shares its storage with no other name.
+  std::string Fixed = Source;
+  for (auto It = R.ValueWrites.rbegin(); It != R.ValueWrites.rend(); ++It)
+    if (It->FixWithheld.empty())
+      Fixed = applied(Fixed, *It);
+  EXPECT_NE(Fixed.find("        h = h.mul(2)\n"), std::string::npos);
+  EXPECT_NE(Fixed.find("        a = a + 1\n"), std::string::npos);
+  EXPECT_NE(Fixed.find("        d = d.div(2)\n"), std::string::npos);
+  EXPECT_NE(R.ValueWrites[2].FixWithheld.find("writes part of 'b'"),
+            std::string::npos);
+}
+
+TEST(PythonValueWrites, LeavesThatRequireGradAndModulesThatSaveTheirOutput) {
+  // A leaf made with requires_grad=True makes exp save its result; a
+  // Sequential ending in ReLU saves its output (the ReLU's result), a DDP
+  // object wrapping one too; one ending in a Linear does not.
+  CheckResult R = check(R"py(import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+w = torch.randn(4, requires_grad=True)
+e = torch.exp(w)
+e += 1
+net = nn.Sequential(nn.Linear(4, 6), nn.ReLU())
+h = net(x)
+h[:, 0] = 0.0
+wrapped = DDP(net)
+g = wrapped(x)
+g.mul_(2)
+lin = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 6))
+k = lin(x)
+k[:, 0] = 0.0
+(e.sum() + h.sum() + g.sum() + k.sum()).backward()
+)py");
+  ASSERT_EQ(R.ValueWrites.size(), 3u);
+  EXPECT_EQ(R.ValueWrites[0].Saver, "torch.exp(w)");
+  EXPECT_EQ(R.ValueWrites[1].Saver, "net(x)");
+  EXPECT_EQ(R.ValueWrites[1].Operation, "h[:, 0] = 0.0");
+  EXPECT_EQ(R.ValueWrites[2].Saver, "wrapped(x)");
+}
+
 } // namespace

@@ -363,6 +363,44 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
            F.Step);
       Findings.push_back(std::move(E));
     }
+    for (const python::ValueWriteFinding &F : Result.ValueWrites) {
+      StringRef Check = checks::InPlaceWriteBeforeBackward;
+      if (Config.ignores(Check) || suppressed(Text, F.Write.Offset, Check))
+        continue;
+      ClangTidyError E(Check, ClangTidyError::Warning, "", false);
+      std::string Saver = "'" + F.Saver + "' at line " +
+                          std::to_string(F.Saved.Line);
+      E.Message = message(
+          "'" + F.Operation + "' writes '" + F.Tensor + "' in place, which " +
+              Saver + " saved for backward; " +
+              (F.ThroughResult
+                   ? std::string("a backward through the result of this "
+                                 "forward will fail")
+                   : "the backward at line " + std::to_string(F.Backward.Line) +
+                         " through it will fail"),
+          File, F.Write.Offset);
+      auto Note = [&](const std::string &Message, const python::Position &At) {
+        E.Notes.push_back(message(Message, File, At.Offset));
+      };
+      Note("'" + F.Saver + "' saved the tensor for backward here, and the "
+           "backward checks that its version counter has not moved since",
+           F.Saved);
+      Note(F.ThroughResult
+               ? "the forward returns a value computed through it: the "
+                 "backward of whoever trains this module fails"
+               : "the backward that fails is here",
+           F.Backward);
+      if (F.FixWithheld.empty())
+        for (const python::Edit &Fix : F.Fix)
+          cantFail(E.Message.Fix[File].add(clang::tooling::Replacement(
+              File, Fix.Offset, Fix.Length, Fix.Text)));
+      else
+        Note("no fix is offered: " + F.FixWithheld, F.Write);
+      Note("on every supported torch: autograd checks the version counter of "
+           "each tensor it saved (measured on 2.11.0 and 2.15.0)",
+           F.Write);
+      Findings.push_back(std::move(E));
+    }
   }
   return SyntaxErrors;
 }

@@ -1,0 +1,46 @@
+# A control: nn.ReLU(inplace=True) right after a Linear, as torchvision's
+# and most MLP code write it. The Linear's output is saved by no one (the
+# Linear saves its input and weight), so relu writing it in place trains on
+# every torch; the checker must stay silent.
+import gc
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class MLP(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, 16)
+        self.act = nn.ReLU(inplace=True)
+        self.fc2 = nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = self.act(self.fc1(x))
+        return self.fc2(h)
+
+
+def main():
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    model = DDP(MLP())
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    torch.manual_seed(1 + dist.get_rank())
+    for step in range(3):
+        x, y = torch.randn(6, 8), torch.randint(0, 3, (6,))
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(f"rank {dist.get_rank()} loss {loss.item():.6f}")
+    del model, opt
+    gc.collect()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
