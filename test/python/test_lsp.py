@@ -152,3 +152,10 @@ def test_fix_title_without_the_fix_note():
     data["findings"][0]["notes"].pop()
     [fix] = convert(data, SOURCE, FILE, URI, UTF16).fixes
     assert fix.title == "Apply ddpguard's fix"
+
+
+def test_fix_title_of_the_out_of_place_fix():
+    data = report()
+    data["findings"][0]["check"] = "inplace-write-before-backward"
+    [fix] = convert(data, SOURCE, FILE, URI, UTF16).fixes
+    assert fix.title == "Write it out of place (ddpguard)"

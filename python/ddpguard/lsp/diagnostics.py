@@ -74,6 +74,8 @@ class Conversion:
 
 
 def _fix_title(finding: dict[str, Any]) -> str:
+    if finding.get("check") == "inplace-write-before-backward":
+        return "Write it out of place (ddpguard)"
     for note in finding.get("notes", []):
         match = _FIX_NOTE.match(note.get("message", ""))
         if match:
