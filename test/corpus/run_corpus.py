@@ -22,14 +22,12 @@
    LibTorch up to 2.12.0; with --marks-may-train (a LibTorch whose buffer
    broadcast preserves version counters, 2.12.1 on) a marked program may
    train, and then the checker must be silent on it.
-3. Fixes: for each failing program the DDP check or the in-place-write
-   check flags and each --fix-mode that `ddpguard --help` lists (the DDP
-   check's modes; the in-place-write check's out-of-place fix is the same in
-   every mode, so a program only it flags is fixed, built and run once and
-   counted in each; where it withholds its fix, or a program is flagged only
-   by a check that offers no fix, such as optimizer-step-before-backward,
-   the modes count as withheld: the check's note says why), a copy is fixed
-   with --fix, re-checked
+3. Fixes: for each failing program the checker flags and each --fix-mode
+   that `ddpguard --help` lists (the DDP check's modes; the other checks'
+   fixes are the same in every mode, so a program only they flag is fixed,
+   built and run once and counted in each; where they withhold their fix,
+   the modes count as withheld and the check's note must say why), a copy
+   is fixed with --fix, re-checked
    (must be clean), compiled into one unity binary, and run on 2 ranks (must
    train).
 4. Disagreements are compared with the expectations file, which lists the
@@ -51,7 +49,6 @@ import time
 
 MARK = "// corpus: expect here"
 DDP_CHECK = "ddp-multiple-forward-before-backward"
-FIXING_CHECKS = (DDP_CHECK, "inplace-write-before-backward")
 NO_FIX = "no fix is offered: "
 INPLACE_ERROR = "modified by an inplace operation"
 # The runtime's hazard report (runtime/src/HazardDetector.cpp), and the end
@@ -326,15 +323,8 @@ def main():
     t = time.time()
     modes = fix_modes(args.ddpguard)
     failing = [n for n in names if programs[n]["truth"] == "fails"]
-    # The fix modes are the DDP check's; a program only other checks flag
-    # gets no fix from them (the check's note says why): withheld.
-    fixable = [n for n in failing if programs[n]["lines"] and
-               set(FIXING_CHECKS) & set(flagged_by.get(programs[n]["path"], ()))]
+    fixable = [n for n in failing if programs[n]["lines"]]
     fixes = {}  # (name, mode) -> result
-    for name in failing:
-        if programs[name]["lines"] and name not in fixable:
-            for mode in modes:
-                fixes[(name, mode)] = "withheld"
     # The modes are the DDP check's: a program no DDP finding is about gets
     # the same fix in each, so it is fixed, built and run in the first alone.
     ddp_flagged = [n for n in fixable if DDP_CHECK in flagged_by.get(programs[n]["path"], ())]
@@ -363,7 +353,7 @@ def main():
             elif DDP_CHECK in flagged_by.get(programs[name]["path"], ()):
                 fixes[(name, mode)] = "fix-not-applied"
             else:
-                # The in-place-write check withholds its fix with a note.
+                # The other checks withhold a fix with a note saying why.
                 fixes[(name, mode)] = "withheld"
             if applied and status != 0:
                 recheck.append((name, mode))
