@@ -95,6 +95,13 @@ struct Blocked {
 FixOutcome makeOutOfPlaceFix(const clangfe::WriteFinding &F,
                              clang::ASTContext &Context);
 
+/// Moves an optimizer step after the backward it breaks where that keeps
+/// what the program computes (the backward accumulates into none of the
+/// module's parameters, and nothing between them uses the module or the
+/// optimizer), or no fix and why.
+FixOutcome makeStepMoveFix(const clangfe::WriteFinding &F,
+                           clang::ASTContext &Context);
+
 /// Makes fuse fixes; indexes each function's statement blocks once, so that
 /// many findings in one long function stay cheap.
 class FuseFixer {

@@ -1,6 +1,7 @@
 //===- OptimizerStepBeforeBackwardCheck.cpp -------------------------------===//
 
 #include "OptimizerStepBeforeBackwardCheck.h"
+#include "Fix/Fixes.h"
 #include "clang/AST/ASTContext.h"
 
 using namespace clang;
@@ -18,12 +19,18 @@ void OptimizerStepBeforeBackwardCheck::report(const WriteFinding &F) {
   std::string Optimizer = F.Opt->Decl->getNameAsString();
   SourceLocation Step = F.Write.Call->getBeginLoc();
   unsigned BackwardLine = lineOf(F.Backward.Call->getExprLoc());
-  diag(Step,
-       "step of '%0' writes the parameters of '%1' in place, which the "
-       "forward at line %2 saved for backward; the backward at line %3 "
-       "through that forward will fail")
-      << Optimizer << F.Module->getNameAsString()
-      << lineOf(F.Forward.Call->getBeginLoc()) << BackwardLine;
+  fix::FixOutcome Fix = fix::makeStepMoveFix(F, *Context);
+  {
+    auto Warning =
+        diag(Step,
+             "step of '%0' writes the parameters of '%1' in place, which the "
+             "forward at line %2 saved for backward; the backward at line %3 "
+             "through that forward will fail");
+    Warning << Optimizer << F.Module->getNameAsString()
+            << lineOf(F.Forward.Call->getBeginLoc()) << BackwardLine;
+    for (const FixItHint &Hint : Fix.Hints)
+      Warning << Hint;
+  }
   noteForwardAndBackward(F);
   if (F.Opt->Assumed)
     diag(Step,
@@ -33,13 +40,16 @@ void OptimizerStepBeforeBackwardCheck::report(const WriteFinding &F) {
          "not)",
          DiagnosticIDs::Note)
         << F.Opt->Type;
-  diag(Step,
-       "no fix is offered: moving the step after the backward at line %0 "
-       "would make it use that backward's gradients too, and recomputing the "
-       "forward after the step would change what the later loss sees; both "
-       "change what training computes",
-       DiagnosticIDs::Note)
-      << BackwardLine;
+  if (Fix.applies())
+    diag(Step,
+         "the fix moves the step after the backward at line %0: that backward "
+         "accumulates into no parameter of '%1' and nothing between them uses "
+         "'%1' or its optimizer, so the step and the backward compute what "
+         "they did",
+         DiagnosticIDs::Note)
+        << BackwardLine << F.Module->getNameAsString();
+  else
+    diag(Step, "no fix is offered: %0", DiagnosticIDs::Note) << Fix.Reason;
   noteJudgedBy(Step);
 }
 

@@ -56,7 +56,8 @@ public:
   ~Tensor();
   void backward(const Tensor &Gradient = {},
                 c10::optional<bool> RetainGraph = {},
-                bool CreateGraph = false) const;
+                bool CreateGraph = false,
+                c10::optional<std::vector<Tensor>> Inputs = {}) const;
   Tensor detach() const;
   Tensor sum() const;
   Tensor mean() const;
