@@ -41,6 +41,13 @@ struct FixOutcome {
 bool claimConstructions(FixOutcome &Outcome,
                         llvm::DenseSet<const clangfe::Construction *> &Fixed);
 
+/// No fix, and why.
+inline FixOutcome withheldFix(std::string Reason) {
+  FixOutcome Withheld;
+  Withheld.Reason = std::move(Reason);
+  return Withheld;
+}
+
 /// Outcome, or no fix and Reason when one of its edits is not at a file
 /// location (inside a macro expansion): Clang would drop such edits, and with
 /// them the whole fix, without a word.
@@ -48,11 +55,8 @@ inline FixOutcome requireFileLocations(FixOutcome Outcome, std::string Reason) {
   for (const clang::FixItHint &Hint : Outcome.Hints) {
     const clang::CharSourceRange &Range = Hint.RemoveRange;
     if (Range.isInvalid() || !Range.getBegin().isFileID() ||
-        !Range.getEnd().isFileID()) {
-      FixOutcome Withheld;
-      Withheld.Reason = std::move(Reason);
-      return Withheld;
-    }
+        !Range.getEnd().isFileID())
+      return withheldFix(std::move(Reason));
   }
   return Outcome;
 }

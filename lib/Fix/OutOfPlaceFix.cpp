@@ -66,8 +66,7 @@ bool makesNewTensor(const DeclRefExpr *Use, ASTContext &Context) {
     return false;
   if (std::optional<TorchOpCall> Op = matchTorchOp(Call))
     return Op->Op && Op->Op->OpResult != SavedOp::Result::View;
-  const auto *Method =
-      dyn_cast_or_null<CXXMethodDecl>(Call->getDirectCallee());
+  const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Call->getDirectCallee());
   if (!Method || !Method->getIdentifier())
     return Method && Method->getOverloadedOperator() == OO_Call &&
            isModuleRecord(Method->getParent());
@@ -77,8 +76,8 @@ bool makesNewTensor(const DeclRefExpr *Use, ASTContext &Context) {
 /// The tensor method named Name whose parameters are InPlace's.
 bool hasOutOfPlaceTwin(const CXXMethodDecl *InPlace, StringRef Name) {
   const CXXRecordDecl *Record = InPlace->getParent();
-  auto Lookup = Record->lookup(DeclarationName(
-      &InPlace->getASTContext().Idents.get(Name)));
+  auto Lookup = Record->lookup(
+      DeclarationName(&InPlace->getASTContext().Idents.get(Name)));
   for (const NamedDecl *Found : Lookup) {
     const auto *Method = dyn_cast<CXXMethodDecl>(Found);
     if (!Method || Method->getNumParams() != InPlace->getNumParams())
@@ -93,12 +92,6 @@ bool hasOutOfPlaceTwin(const CXXMethodDecl *InPlace, StringRef Name) {
   return false;
 }
 
-FixOutcome withheld(std::string Reason) {
-  FixOutcome Outcome;
-  Outcome.Reason = std::move(Reason);
-  return Outcome;
-}
-
 } // namespace
 
 FixOutcome makeOutOfPlaceFix(const WriteFinding &F, ASTContext &Context) {
@@ -106,23 +99,25 @@ FixOutcome makeOutOfPlaceFix(const WriteFinding &F, ASTContext &Context) {
   const SourceManager &SM = Context.getSourceManager();
   const auto *Assign = dyn_cast<CXXOperatorCallExpr>(Write.Call);
   if (!Assign && !isa<CXXMemberCallExpr>(Write.Call))
-    return withheld("no out-of-place spelling of '" + Write.Operation +
-                    "' is offered");
+    return withheldFix("no out-of-place spelling of '" + Write.Operation +
+                       "' is offered");
   if (Assign && Assign->getOperator() == OO_Equal)
-    return withheld("'" + Write.Operation + "' writes part of '" +
-                    sourceText(Write.Tensor->getSourceRange(), Context).str() +
-                    "': no out-of-place spelling of it is offered; build the "
-                    "new values in a new tensor (torch::where, index_put)");
+    return withheldFix(
+        "'" + Write.Operation + "' writes part of '" +
+        sourceText(Write.Tensor->getSourceRange(), Context).str() +
+        "': no out-of-place spelling of it is offered; build the "
+        "new values in a new tensor (torch::where, index_put)");
   const auto *Ref = dyn_cast<DeclRefExpr>(skipTransparent(Write.Tensor));
   const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
   std::string Written =
       sourceText(Write.Tensor->getSourceRange(), Context).str();
   if (!Var || !Var->isLocalVarDecl() || Var->getType()->isReferenceType() ||
       !isTensor(Var->getType()))
-    return withheld("'" + Written +
-                    "' is not a tensor variable of this function: written out "
-                    "of place, the tensor it names (a view, a parameter, a "
-                    "member) would keep its old values");
+    return withheldFix(
+        "'" + Written +
+        "' is not a tensor variable of this function: written out "
+        "of place, the tensor it names (a view, a parameter, a "
+        "member) would keep its old values");
   std::string Name = Var->getName().str();
   if (const Expr *Init = Var->getInit()) {
     const Expr *Made = skipTransparent(Init);
@@ -131,16 +126,18 @@ FixOutcome makeOutOfPlaceFix(const WriteFinding &F, ASTContext &Context) {
       Op = matchTorchOp(Call);
     if (isa<DeclRefExpr, MemberExpr>(Made) ||
         (Op && Op->Op && Op->Op->OpResult == SavedOp::Result::View))
-      return withheld("'" + Name + "' shares its storage with the tensor it "
-                      "was made from at line " +
-                      std::to_string(SM.getPresumedLineNumber(
-                          Init->getBeginLoc())) +
-                      ": written out of place, that tensor would keep its "
-                      "old values");
+      return withheldFix(
+          "'" + Name +
+          "' shares its storage with the tensor it "
+          "was made from at line " +
+          std::to_string(SM.getPresumedLineNumber(Init->getBeginLoc())) +
+          ": written out of place, that tensor would keep its "
+          "old values");
   }
   if (!isa_and_nonnull<CompoundStmt>(enclosing(Write.Call, Context)))
-    return withheld("the value of '" + Write.Operation +
-                    "' is used: written out of place, that use would change");
+    return withheldFix(
+        "the value of '" + Write.Operation +
+        "' is used: written out of place, that use would change");
 
   // A handle to the storage taken before the write would no longer see it.
   // Only the variable's scope can use it: walking that, not the function,
@@ -165,19 +162,21 @@ FixOutcome makeOutOfPlaceFix(const WriteFinding &F, ASTContext &Context) {
       SharedAt = SM.getPresumedLineNumber(Use->getBeginLoc());
   });
   if (SharedAt)
-    return withheld("'" + Name + "' may share its storage with another tensor "
-                    "at line " + std::to_string(*SharedAt) +
-                    ": written out of place, that tensor would keep its old "
-                    "values");
+    return withheldFix("'" + Name +
+                       "' may share its storage with another tensor "
+                       "at line " +
+                       std::to_string(*SharedAt) +
+                       ": written out of place, that tensor would keep its old "
+                       "values");
 
   FixOutcome Outcome;
   if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Write.Call)) {
     const CXXMethodDecl *Method = Member->getMethodDecl();
     StringRef OutOfPlace = StringRef(Write.Operation).drop_back();
     if (!hasOutOfPlaceTwin(Method, OutOfPlace))
-      return withheld("at::Tensor has no '" + OutOfPlace.str() +
-                      "' that takes the arguments of '" + Write.Operation +
-                      "'");
+      return withheldFix("at::Tensor has no '" + OutOfPlace.str() +
+                         "' that takes the arguments of '" + Write.Operation +
+                         "'");
     const auto *Callee = cast<MemberExpr>(Member->getCallee()->IgnoreParens());
     Outcome.Hints.push_back(
         FixItHint::CreateInsertion(Write.Tensor->getBeginLoc(), Name + " = "));

@@ -81,7 +81,8 @@ const Expr *inputsOf(const CallExpr *Call, bool &Grad) {
     }
     Index = 4; // autograd::backward(tensors, grads, retain, create, inputs)
   }
-  if (Index >= Call->getNumArgs() || isa<CXXDefaultArgExpr>(Call->getArg(Index)))
+  if (Index >= Call->getNumArgs() ||
+      isa<CXXDefaultArgExpr>(Call->getArg(Index)))
     return nullptr;
   return Call->getArg(Index);
 }
@@ -91,14 +92,9 @@ SourceLocation afterStatement(const Stmt *S, const SourceManager &SM,
                               const LangOptions &LangOpts) {
   if (isa<DeclStmt>(S)) // Its range ends at the semicolon.
     return Lexer::getLocForEndOfToken(S->getEndLoc(), 0, SM, LangOpts);
-  return Lexer::findLocationAfterToken(S->getEndLoc(), tok::semi, SM, LangOpts,
-                                       /*SkipTrailingWhitespaceAndNewLine=*/false);
-}
-
-FixOutcome withheld(std::string Reason) {
-  FixOutcome Outcome;
-  Outcome.Reason = std::move(Reason);
-  return Outcome;
+  return Lexer::findLocationAfterToken(
+      S->getEndLoc(), tok::semi, SM, LangOpts,
+      /*SkipTrailingWhitespaceAndNewLine=*/false);
 }
 
 } // namespace
@@ -111,28 +107,29 @@ FixOutcome makeStepMoveFix(const WriteFinding &F, ASTContext &Context) {
   std::string Module = F.Module->getNameAsString();
   std::string Line = std::to_string(BackwardLine);
   bool Grad = false;
-  const Expr *Inputs = F.Backward.Via ? nullptr
-                                      : inputsOf(cast<CallExpr>(F.Backward.Call),
-                                                 Grad);
+  const Expr *Inputs = F.Backward.Via
+                           ? nullptr
+                           : inputsOf(cast<CallExpr>(F.Backward.Call), Grad);
   if (!Grad && (!Inputs || names(Inputs, F.Module)))
-    return withheld("moving the step after the backward at line " + Line +
-                    " would make it use that backward's gradients too, and "
-                    "recomputing the forward after the step would change "
-                    "what the later loss sees; both change what training "
-                    "computes");
+    return withheldFix("moving the step after the backward at line " + Line +
+                       " would make it use that backward's gradients too, and "
+                       "recomputing the forward after the step would change "
+                       "what the later loss sees; both change what training "
+                       "computes");
   if (F.Loop)
-    return withheld("the backward at line " + Line +
-                    " runs in the next iteration of the loop: the step "
-                    "cannot move after it without changing how often it "
-                    "runs");
+    return withheldFix("the backward at line " + Line +
+                       " runs in the next iteration of the loop: the step "
+                       "cannot move after it without changing how often it "
+                       "runs");
   const CompoundStmt *StepBlock = nullptr, *BackwardBlock = nullptr;
   const Stmt *Step = statementIn(F.Write.Call, StepBlock, Context);
   const Stmt *Backward =
       statementIn(cast<Expr>(F.Backward.Call), BackwardBlock, Context);
   if (!Step || !Backward || StepBlock != BackwardBlock ||
       cast<Expr>(Step)->IgnoreImplicit() != F.Write.Call)
-    return withheld("the step is not a statement of the block of the "
-                    "backward at line " + Line + ", so it cannot move there");
+    return withheldFix("the step is not a statement of the block of the "
+                       "backward at line " +
+                       Line + ", so it cannot move there");
   // What runs between them must not see the module's weights or its
   // optimizer: after the move it would see those before the step.
   bool Between = false;
@@ -140,26 +137,29 @@ FixOutcome makeStepMoveFix(const WriteFinding &F, ASTContext &Context) {
     if (S == Backward)
       break;
     if (Between && (names(S, F.Module) || names(S, F.Opt->Decl)))
-      return withheld(
+      return withheldFix(
           "the statement at line " +
           std::to_string(SM.getPresumedLineNumber(S->getBeginLoc())) +
-          " uses '" + Module + "' or its optimizer between the step and the "
-          "backward at line " + Line + ": moved, it would see the weights "
+          " uses '" + Module +
+          "' or its optimizer between the step and the "
+          "backward at line " +
+          Line +
+          ": moved, it would see the weights "
           "before the step");
     Between |= S == Step;
   }
 
   // Move the step's whole line after the backward's statement.
   SourceLocation Begin = Step->getBeginLoc();
-  SourceLocation LineStart =
-      SM.translateLineCol(SM.getFileID(Begin), SM.getPresumedLineNumber(Begin), 1);
+  SourceLocation LineStart = SM.translateLineCol(
+      SM.getFileID(Begin), SM.getPresumedLineNumber(Begin), 1);
   StringRef Indent = Lexer::getIndentationForLine(Begin, SM);
   SourceLocation AfterStep = afterStatement(Step, SM, LangOpts);
   SourceLocation AfterBackward = afterStatement(Backward, SM, LangOpts);
   if (AfterStep.isInvalid() || AfterBackward.isInvalid() ||
       !AfterStep.isFileID() || !AfterBackward.isFileID())
-    return withheld("the step or the backward is inside a macro expansion, "
-                    "which a fix cannot edit");
+    return withheldFix("the step or the backward is inside a macro expansion, "
+                       "which a fix cannot edit");
   // The step's line goes whole, with the newline before it and a trailing
   // comment: it must hold nothing else.
   StringRef Rest = SM.getCharacterData(AfterStep);
@@ -170,14 +170,19 @@ FixOutcome makeStepMoveFix(const WriteFinding &F, ASTContext &Context) {
           SM.getDecomposedLoc(Begin).second ||
       LineEnd == StringRef::npos ||
       !(Trailing.empty() || Trailing.starts_with("//")))
-    return withheld("the step shares its line with other code; move it after "
-                    "the backward at line " + Line + " by hand");
-  StringRef Text = Lexer::getSourceText(
-      CharSourceRange::getCharRange(Begin, AfterStep.getLocWithOffset(LineEnd)),
-      SM, LangOpts).rtrim();
+    return withheldFix(
+        "the step shares its line with other code; move it after "
+        "the backward at line " +
+        Line + " by hand");
+  StringRef Text =
+      Lexer::getSourceText(CharSourceRange::getCharRange(
+                               Begin, AfterStep.getLocWithOffset(LineEnd)),
+                           SM, LangOpts)
+          .rtrim();
   FixOutcome Outcome;
-  Outcome.Hints.push_back(FixItHint::CreateRemoval(CharSourceRange::getCharRange(
-      LineStart.getLocWithOffset(-1), AfterStep.getLocWithOffset(LineEnd))));
+  Outcome.Hints.push_back(FixItHint::CreateRemoval(
+      CharSourceRange::getCharRange(LineStart.getLocWithOffset(-1),
+                                    AfterStep.getLocWithOffset(LineEnd))));
   Outcome.Hints.push_back(FixItHint::CreateInsertion(
       AfterBackward,
       ("\n" + Lexer::getIndentationForLine(Backward->getBeginLoc(), SM) + Text)

@@ -51,15 +51,8 @@ void InPlaceWriteBeforeBackwardCheck::report(const WriteFinding &F) {
          "the forward returns a value computed through it: the backward of "
          "whoever trains this module fails",
          DiagnosticIDs::Note);
-  else if (F.Loop)
-    diag(F.Backward.Call->getExprLoc(),
-         "the backward that fails is here, in the next iteration of the loop "
-         "at line %0",
-         DiagnosticIDs::Note)
-        << lineOf(F.Loop->getBeginLoc());
   else
-    diag(F.Backward.Call->getExprLoc(), "the backward that fails is here",
-         DiagnosticIDs::Note);
+    noteBackward(F);
   if (!Fix.applies())
     diag(At, "no fix is offered: %0", DiagnosticIDs::Note) << Fix.Reason;
   noteJudgedBy(At);

@@ -79,6 +79,10 @@ void WriteBeforeBackwardCheck::noteForwardAndBackward(const WriteFinding &F) {
        "backward%select{| because its input may require grad}1",
        DiagnosticIDs::Note)
       << Module << OnInput;
+  noteBackward(F);
+}
+
+void WriteBeforeBackwardCheck::noteBackward(const WriteFinding &F) {
   if (F.Loop)
     diag(F.Backward.Call->getExprLoc(),
          "the backward that fails is here, in the next iteration of the loop "

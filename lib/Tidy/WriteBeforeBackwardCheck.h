@@ -55,6 +55,8 @@ protected:
   /// The notes at the forward that saved the parameters and at the backward
   /// that fails.
   void noteForwardAndBackward(const clangfe::WriteFinding &F);
+  /// The note at the backward that fails (in the next iteration of a loop).
+  void noteBackward(const clangfe::WriteFinding &F);
   /// The note naming the LibTorch the finding was judged by.
   void noteJudgedBy(clang::SourceLocation Loc);
   unsigned lineOf(clang::SourceLocation Loc) const;

@@ -319,6 +319,23 @@ struct Watch {
       for (const auto &n : found.uninspectable)
         os << "    " << n << "\n";
     }
+    describe_traversal(os, found, root, caller);
+    os << "  Fixes:\n"
+       << "    1. DDPOptions().broadcast_buffers(false): buffers are no longer "
+          "synchronised; each rank keeps its own running statistics;\n"
+       << "    2. one DDP forward for all inputs: auto [o1, o2] = "
+          "ddp.forward_group(x1, x2); (one broadcast, keeps buffer sync);\n"
+       << "    3. DDPOptions().buffer_broadcast(ddpguard::BufferBroadcast::"
+          "kOncePerBackward): broadcast only on the first forward after a "
+          "backward.\n";
+    return os.str();
+  }
+
+  // "This backward ... traverses the graph of the forward at ...": the line
+  // both reports share.
+  void describe_traversal(std::ostream &os, const Inspection &found,
+                          const std::string &root,
+                          const std::string &caller) const {
     os << "  This backward";
     if (!caller.empty())
       os << " (called from " << caller << ")";
@@ -329,16 +346,7 @@ struct Watch {
       os << ", so autograd rejects it at " << found.stale.front().node
          << " (\"one of the variables needed for gradient computation has "
             "been modified by an inplace operation\")";
-    os << ".\n"
-       << "  Fixes:\n"
-       << "    1. DDPOptions().broadcast_buffers(false): buffers are no longer "
-          "synchronised; each rank keeps its own running statistics;\n"
-       << "    2. one DDP forward for all inputs: auto [o1, o2] = "
-          "ddp.forward_group(x1, x2); (one broadcast, keeps buffer sync);\n"
-       << "    3. DDPOptions().buffer_broadcast(ddpguard::BufferBroadcast::"
-          "kOncePerBackward): broadcast only on the first forward after a "
-          "backward.\n";
-    return os.str();
+    os << ".\n";
   }
 
   // Any other write of a saved tensor (an optimizer step, an in-place op), or
@@ -390,19 +398,9 @@ struct Watch {
           "(torch::optim::Adam and most others update parameters in place; "
           "LibTorch's SGD writes through .data() and bumps nothing), or an "
           "in-place op such as clamp_, copy_, mul_, add_ or +=, under "
-          "NoGradGuard too.\n"
-       << "  This backward";
-    if (!caller.empty())
-      os << " (called from " << caller << ")";
-    os << " traverses the " << (gradient_graph ? "gradient graph" : "graph")
-       << " of the forward at " << site.file << ":" << site.line
-       << " (entering at its output node " << root << ")";
-    if (!found.stale.empty())
-      os << ", so autograd rejects it at " << found.stale.front().node
-         << " (\"one of the variables needed for gradient computation has "
-            "been modified by an inplace operation\")";
-    os << ".\n"
-       << "  Fixes:\n"
+          "NoGradGuard too.\n";
+    describe_traversal(os, found, root, caller);
+    os << "  Fixes:\n"
        << "    1. write after the last backward through this graph (e.g. "
           "optimizer.step() after every backward that traverses the stepped "
           "module's graph);\n"
