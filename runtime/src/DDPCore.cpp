@@ -361,8 +361,10 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
 
   // The detector watches every grad-mode forward, whether or not buffers are
   // broadcast: an optimizer step or an in-place op between a forward and its
-  // backward fails the backward on every LibTorch version.
+  // backward fails the backward on every LibTorch version. The explainer
+  // names the writes of tensors that are not this module's.
   if (options_.hazard_detector() != HazardAction::kSilent) {
+    explain_inplace_errors(process_group_->getRank());
     std::vector<WatchedTensor> watched;
     for (const auto &item : module_.named_parameters(/*recurse=*/true))
       watched.push_back({item.key(), item.value(), /*buffer=*/false});

@@ -1,10 +1,8 @@
 #include "HazardDetector.h"
-#include "NodePtr.h"
+#include "GraphProbe.h"
 
-#include <c10/util/Backtrace.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/graph_task.h>
-#include <torch/csrc/dynamo/compiled_autograd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -37,106 +35,12 @@ bool same_site(const CallSite &a, const CallSite &b) {
   return a.line == b.line && std::strcmp(a.file, b.file) == 0;
 }
 
-// One node of the graph, unpacked by compiled autograd's visitor: every saved
-// variable goes through SavedVariable::unpack, which applies autograd's
-// version check exactly as the node's own backward would.
-enum class Probe { kClean, kStale, kFreed, kUninspectable };
-struct ProbeResult {
-  Probe kind = Probe::kClean;
-  std::string message;
-  std::vector<at::Tensor> unpacked; // the node's tensors, up to a failure
-};
-
-ProbeResult probe(const NodePtr &node) {
-  namespace ca = torch::dynamo::autograd;
-  ca::AutogradCompilerCall call(ca::SizeInput::STATIC);
-  ca::NodeCall node_call(0, node);
-  ProbeResult result;
-  try {
-    ca::CompiledNodeArgs args(call, node_call);
-    node->compiled_args(args);
-  } catch (const c10::NotImplementedError &e) {
-    result.kind = Probe::kUninspectable;
-    result.message = e.what_without_backtrace();
-  } catch (const c10::Error &e) {
-    result.message = e.what_without_backtrace();
-    if (result.message.find("modified by an inplace operation") !=
-        std::string::npos)
-      result.kind = Probe::kStale;
-    else if (result.message.find("backward through the graph a second time") !=
-             std::string::npos)
-      result.kind = Probe::kFreed;
-    else
-      result.kind = Probe::kUninspectable;
-  } catch (const std::exception &e) {
-    result.kind = Probe::kUninspectable;
-    result.message = e.what();
-  }
-  result.unpacked = std::move(call.tensor_args.inputs);
-  return result;
-}
-
-uint32_t version_of(const at::Tensor &t) {
-  const auto &counter = t.unsafeGetTensorImpl()->version_counter();
-  return counter.enabled() ? counter.current_version() : 0u;
-}
-
 // A parameter or buffer whose version moved since the recorded forward.
 struct MovedTensor {
   const WatchedTensor *watched;
   uint32_t version_before = 0; // at the end of the forward
   uint32_t version_now = 0;
 };
-
-// Puts tensors' version counters back to earlier values for the lifetime of
-// the guard (one re-probe of one node, on the backward's thread), then
-// restores them.
-class VersionRollback {
-public:
-  explicit VersionRollback(const std::vector<ClobberedBuffer> &buffers) {
-    for (const auto &b : buffers)
-      roll_back(b.tensor, b.version_before);
-  }
-  explicit VersionRollback(const std::vector<MovedTensor> &moved) {
-    for (const auto &m : moved)
-      roll_back(m.watched->tensor, m.version_before);
-  }
-  ~VersionRollback() {
-    for (auto it = restore_.rbegin(); it != restore_.rend(); ++it)
-      it->first.set_version(it->second);
-  }
-  VersionRollback(const VersionRollback &) = delete;
-  VersionRollback &operator=(const VersionRollback &) = delete;
-
-private:
-  void roll_back(const at::Tensor &tensor, uint32_t version) {
-    c10::VariableVersion counter = tensor.unsafeGetTensorImpl()->version_counter();
-    if (!counter.enabled())
-      return;
-    const uint32_t now = counter.current_version();
-    if (now == version)
-      return;
-    counter.set_version(version);
-    restore_.emplace_back(std::move(counter), now);
-  }
-
-  std::vector<std::pair<c10::VariableVersion, uint32_t>> restore_;
-};
-
-bool aliases(const at::Tensor &saved, const at::Tensor &tensor) {
-  return saved.defined() && saved.has_storage() && tensor.has_storage() &&
-         saved.is_alias_of(tensor);
-}
-
-// Autograd's own description of the stale tensor: "[torch.FloatTensor [6, 8]],
-// which is output 0 of SigmoidBackward0, is at version 1; expected version 0".
-std::string stale_tensor_description(const std::string &message) {
-  const auto from = message.find('[');
-  const auto to = message.find(" instead", from);
-  if (from == std::string::npos || to == std::string::npos)
-    return message;
-  return message.substr(from, to - from);
-}
 
 // Why a node will fail autograd's version check.
 enum class Cause {
@@ -201,7 +105,9 @@ Inspection inspect(const NodePtr &root,
     if (first.kind == Probe::kStale) {
       Finding finding{node->name(), Cause::kOther, {}};
       if (!buffers.empty()) {
-        VersionRollback rollback(buffers);
+        VersionRollback rollback;
+        for (const auto &b : buffers)
+          rollback.roll_back(b.tensor, b.version_before);
         ProbeResult again = probe(node);
         // Clean once the broadcast is undone: the broadcast is why it fails.
         if (again.kind == Probe::kClean)
@@ -215,7 +121,9 @@ Inspection inspect(const NodePtr &root,
           finding.cause = Cause::kBroadcast;
       }
       if (finding.cause == Cause::kOther && !moved.empty()) {
-        VersionRollback rollback(moved);
+        VersionRollback rollback;
+        for (const auto &m : moved)
+          rollback.roll_back(m.watched->tensor, m.version_before);
         ProbeResult again = probe(node);
         // Clean once the module's tensors are back at their versions of the
         // forward: writes to them since are why it fails.
@@ -240,31 +148,6 @@ Inspection inspect(const NodePtr &root,
         stack.push_back(edge.function);
   }
   return out;
-}
-
-// The first frame of the backward's caller outside PyTorch, the C++ runtime
-// and this library (function name and binary; no line numbers without debug
-// information). Only computed for a report.
-std::string caller_frame() {
-  std::istringstream frames(c10::get_backtrace(/*frames_to_skip=*/1,
-                                               /*maximum_number_of_frames=*/64,
-                                               /*skip_python_frames=*/true));
-  static const char *const kInternal[] = {
-      "libtorch", "libc10", "libc.so", "libstdc++", "ddpguard::detail",
-      "ddpguard::DistributedDataParallel", "torch::autograd", "c10::",
-      "at::", "std::", "OutputNodeHook", "get_backtrace", "caller_frame"};
-  for (std::string line; std::getline(frames, line);) {
-    if (line.find("frame #") == std::string::npos)
-      continue;
-    bool internal = false;
-    for (const char *k : kInternal)
-      internal = internal || line.find(k) != std::string::npos;
-    if (!internal) {
-      auto colon = line.find(": ");
-      return colon == std::string::npos ? line : line.substr(colon + 2);
-    }
-  }
-  return "";
 }
 
 
@@ -447,14 +330,6 @@ struct HazardDetector::Shared {
 };
 
 namespace {
-
-std::mutex latest_report_mutex;
-std::string latest_report;
-
-void remember_report(const std::string &report) {
-  std::lock_guard<std::mutex> lock(latest_report_mutex);
-  latest_report = report;
-}
 
 // On a recorded output node: runs whenever a backward is about to run it.
 class OutputNodeHook : public torch::autograd::FunctionPreHook {
@@ -645,8 +520,3 @@ void HazardDetector::on_broadcast(const CallSite &site,
 }
 
 } // namespace ddpguard::detail
-
-std::string ddpguard::latest_hazard_report() {
-  std::lock_guard<std::mutex> lock(detail::latest_report_mutex);
-  return detail::latest_report;
-}

@@ -1,5 +1,7 @@
 #include <ddpguard/runtime/ProcessGroup.h>
 
+#include <ddpguard/runtime/DistributedDataParallel.h>
+
 #include <c10/util/Exception.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -214,6 +216,7 @@ ProcessGroupPtr init_process_group_from_env(const std::string &backend,
                                             std::chrono::milliseconds timeout) {
   const LaunchEnv env = read_launch_env();
   install_error_recorder();
+  explain_inplace_errors(env.rank);
 #ifdef DDPGUARD_WITH_NCCL
   // One GPU per local rank, as torchrun users write torch.cuda.set_device(
   // LOCAL_RANK): NCCL's communicators and the model live there.

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 namespace ddpguard::test {
@@ -89,6 +90,15 @@ constexpr bool kBroadcastFailsBackward = !DDPGUARD_BUFFER_SYNC_PRESERVES_VERSION
 inline bool is_inplace_error(const std::string &what) {
   return what.find("modified by an inplace operation") != std::string::npos;
 }
+
+// The in-place error explainer is silent for its lifetime: a run without any
+// report of ddpguard's, the oracle of the detector and explainer tests.
+struct WithoutExplainer {
+  WithoutExplainer() { setenv("DDPGUARD_EXPLAIN", "0", 1); }
+  ~WithoutExplainer() { unsetenv("DDPGUARD_EXPLAIN"); }
+  WithoutExplainer(const WithoutExplainer &) = delete;
+  WithoutExplainer &operator=(const WithoutExplainer &) = delete;
+};
 
 inline std::string error_text(const std::exception &e) {
   if (auto *c = dynamic_cast<const c10::Error *>(&e))

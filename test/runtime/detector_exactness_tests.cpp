@@ -13,6 +13,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <optional>
 
 using namespace ddpguard;
 using namespace ddpguard::test;
@@ -322,6 +323,9 @@ Outcome run(const Program &p, HazardAction action) {
   torch::manual_seed(100 + launch_env().rank);
   auto a = torch::randn({6, 4});
   auto b = torch::randn({6, 4});
+  std::optional<WithoutExplainer> oracle;
+  if (action == HazardAction::kSilent)
+    oracle.emplace();
   Outcome o;
   ::testing::internal::CaptureStderr();
   try {

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <optional>
 
 using namespace ddpguard;
 using namespace ddpguard::test;
@@ -197,6 +198,9 @@ struct Outcome {
 
 Outcome run(const Program &p, HazardAction action) {
   torch::manual_seed(7);
+  std::optional<WithoutExplainer> oracle;
+  if (action == HazardAction::kSilent)
+    oracle.emplace();
   Outcome o;
   ::testing::internal::CaptureStderr();
   try {

@@ -134,9 +134,20 @@ struct HazardError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The last report any hazard detector of this process printed or threw
-// (empty if none): for launchers' failure summaries and for tools.
+// The last report any hazard detector or the in-place error explainer of
+// this process printed or threw (empty if none): for launchers' failure
+// summaries and for tools.
 std::string latest_hazard_report();
+
+// Explains autograd's in-place error ("... modified by an inplace
+// operation") for every backward of this process, DDP or not: before the
+// error propagates, a report on stderr names the tensor (a parameter, or
+// autograd's description), the node that saved it, what kind of write bumped
+// it and the backward. A backward that succeeds costs one virtual call.
+// init_process_group_from_env and a DDP with its hazard detector on call
+// it; a program with neither can. DDPGUARD_EXPLAIN=0 silences it. `rank`
+// names the process in the report.
+void explain_inplace_errors(int rank = 0);
 
 namespace detail {
 
