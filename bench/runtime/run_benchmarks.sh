@@ -18,7 +18,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int(
 # Alternates the C++ and Python runs and keeps the best of each, to damp
 # noise from other load on the machine.
 compare() { # steps hidden batch detector
-  local cpp_runs=() py_runs=() on_runs=() off_runs=() ratio_runs=() cpu_ratio_runs=() us_runs=() out
+  local cpp_runs=() py_runs=() on_runs=() off_runs=() ratio_runs=() cpu_ratio_runs=() us_runs=() explainer_runs=() out
   for ((round = 0; round < rounds; ++round)); do
     out=$(run2 --no-python "$build/bench/runtime/ddpguard_step_bench" "$@" 2>/dev/null)
     cpp_runs+=("$(sed -n 's/^cpp_step_ms=//p' <<<"$out")")
@@ -28,6 +28,7 @@ compare() { # steps hidden batch detector
       ratio_runs+=("$(sed -n 's/.*detector_ratio=\([0-9.]*\).*/\1/p' <<<"$out")")
       cpu_ratio_runs+=("$(sed -n 's/.*detector_cpu_ratio=\([0-9.]*\).*/\1/p' <<<"$out")")
       us_runs+=("$(sed -n 's/.*detector_us=\([-0-9.]*\).*/\1/p' <<<"$out")")
+      explainer_runs+=("$(sed -n 's/.*explainer_cpu_ratio=\([0-9.]*\).*/\1/p' <<<"$out")")
     fi
     out=$(run2 "$here/torch_step_bench.py" "$1" "$2" "$3" 2>/dev/null)
     py_runs+=("$(sed -n 's/^py_step_ms=//p' <<<"$out")")
@@ -41,6 +42,8 @@ compare() { # steps hidden batch detector
       printf "detector, MLP hidden %d, Adam: on %.3f ms, off %.3f ms, ratio on/off %.3f wall, %.3f main-thread CPU (medians of paired blocks, then of rounds; goal <= 1.01)\n", h, on, off, ratio, cpu }'
     awk -v us="$(median "${us_runs[@]}")" -v off="$(min "${off_runs[@]}")" 'BEGIN {
       printf "detector cost per step (same module tree, tiny tensors, main-thread CPU on - off): %.2f us = ratio %.4f of the step above (goal <= 1.01)\n", us, 1 + us / (off * 1000) }'
+    awk -v r="$(median "${explainer_runs[@]}")" -v h="$2" 'BEGIN {
+      printf "in-place error explainer, MLP hidden %d, Adam, clean steps: explaining engine / autograd base engine %.4f main-thread CPU (medians of paired blocks, then of rounds; goal <= 1.01)\n", h, r }'
   fi
 }
 

@@ -5,7 +5,9 @@
 //   cpp_step_ms=<mean ms per step>            (default options, SGD)
 //   detector_on_ms=<median> detector_off_ms=<median> detector_ratio=<median
 //   of the paired blocks' on/off ratios> detector_cpu_ratio=<the same, of the
-//   main thread's CPU time>   (if DETECTOR is 1)
+//   main thread's CPU time> explainer_cpu_ratio=<the in-place error
+//   explainer's engine against autograd's base engine, likewise>
+//   (if DETECTOR is 1)
 // The detector figures alternate blocks of clean steps (forward, backward,
 // Adam step) on two identical models (kWarn vs kSilent), the order flipped
 // every block, so that drift affects both alike. Adam bumps every
@@ -15,6 +17,7 @@
 // the PyTorch side; run_benchmarks.sh runs both and prints the ratios.
 #include "StepBenchModel.h"
 
+#include <torch/csrc/autograd/engine.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -86,6 +89,41 @@ DetectorFigures compare_detector(const ddpguard::ProcessGroupPtr &pg, int64_t hi
           median(cpu_ratios), median(extra) * 1e6, median(off_cpu) * 1e6};
 }
 
+// The in-place error explainer's engine against autograd's base engine on
+// one model (detector on, as by default), paired blocks of clean Adam steps
+// as above: a step that does not fail costs the explainer one virtual call.
+torch::autograd::Engine *explaining_engine = nullptr;
+torch::autograd::Engine &explaining() { return *explaining_engine; }
+
+double compare_explainer(const ddpguard::ProcessGroupPtr &pg, int64_t hidden,
+                         int64_t batch, int block, int pairs) {
+  auto x = torch::randn({batch, hidden / 4});
+  Mlp model(hidden);
+  DDP ddp(model, pg);
+  torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(1e-4));
+  run_steps(ddp, opt, x, 5);
+  auto timed = [&](bool explained) {
+    torch::autograd::set_default_engine_stub(
+        explained ? &explaining : &torch::autograd::Engine::get_base_engine);
+    const double cpu0 = thread_cpu_seconds();
+    run_steps(ddp, opt, x, block);
+    return thread_cpu_seconds() - cpu0;
+  };
+  std::vector<double> ratios;
+  for (int b = 0; b < pairs; ++b) {
+    const bool on_first = b % 2 == 0;
+    double on = 0, off = 0;
+    if (on_first)
+      on = timed(true);
+    off = timed(false);
+    if (!on_first)
+      on = timed(true);
+    ratios.push_back(on / off);
+  }
+  torch::autograd::set_default_engine_stub(&explaining);
+  return median(ratios);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -98,6 +136,7 @@ int main(int argc, char **argv) {
   const bool detector = std::atoi(argv[4]) != 0;
   torch::set_num_threads(1);
   auto pg = ddpguard::init_process_group_from_env("gloo", std::chrono::seconds(60));
+  explaining_engine = &torch::autograd::Engine::get_default_engine();
   torch::manual_seed(0);
   auto x = torch::randn({batch, hidden / 4});
 
@@ -117,11 +156,12 @@ int main(int argc, char **argv) {
   // parameters and buffers, not on their sizes: on the same module tree with
   // tiny tensors the step is short and the difference resolvable.
   const DetectorFigures tiny = compare_detector(pg, 4, 2, 20, 300);
+  const double explainer = compare_explainer(pg, hidden, batch, std::max(1, steps / 10), 40);
   if (pg->getRank() == 0)
     std::printf("detector_on_ms=%.4f detector_off_ms=%.4f detector_ratio=%.4f "
                 "detector_cpu_ratio=%.4f detector_us=%.2f tiny_step_cpu_us=%.1f "
-                "step_cpu_us=%.1f\n",
+                "step_cpu_us=%.1f explainer_cpu_ratio=%.4f\n",
                 mlp.on_ms, mlp.off_ms, mlp.wall_ratio, mlp.cpu_ratio,
-                tiny.cpu_extra_us, tiny.off_cpu_us, mlp.off_cpu_us);
+                tiny.cpu_extra_us, tiny.off_cpu_us, mlp.off_cpu_us, explainer);
   return 0;
 }

@@ -89,8 +89,8 @@ const std::vector<Program> &programs() {
          gate.mul_(2);
          mse(gate, 0.0).backward();
        },
-       {"not a parameter of this graph", "which is output 0 of SigmoidBackward0",
-        "saved by SigmoidBackward0", "an in-place op on that tensor"}},
+       {"not a parameter of this graph", "[6, 8]", "saved by SigmoidBackward0",
+        "an in-place op on that tensor"}},
       {"sigmoid_output_mul_out_of_place",
        [] {
          torch::nn::Linear fc(4, 8);
