@@ -49,7 +49,8 @@ struct StaleNode {
 
 // "... is at version 2; expected version 1 instead."
 bool parse_versions(const std::string &error, uint32_t &now, uint32_t &saved) {
-  static const std::regex versions(R"(is at version (\d+); expected version (\d+))");
+  static const std::regex versions(
+      R"(is at version (\d+); expected version (\d+))");
   std::smatch m;
   if (!std::regex_search(error, m, versions))
     return false;
@@ -61,7 +62,8 @@ bool parse_versions(const std::string &error, uint32_t &now, uint32_t &saved) {
 // Walks the graph from the backward's roots; returns the nodes whose saved
 // tensor fails autograd's check with exactly `error`'s description, each
 // with the parameter it saved when one of the graph's leaves is that tensor.
-std::vector<StaleNode> find_stale(const edge_list &roots, const std::string &error) {
+std::vector<StaleNode> find_stale(const edge_list &roots,
+                                  const std::string &error) {
   const std::string description = stale_tensor_description(error);
   std::vector<NodePtr> stack;
   std::unordered_set<const torch::autograd::Node *> seen;
@@ -73,7 +75,8 @@ std::vector<StaleNode> find_stale(const edge_list &roots, const std::string &err
   while (!stack.empty()) {
     auto node = std::move(stack.back());
     stack.pop_back();
-    if (auto *accumulate = dynamic_cast<torch::autograd::AccumulateGrad *>(node.get()))
+    if (auto *accumulate =
+            dynamic_cast<torch::autograd::AccumulateGrad *>(node.get()))
       leaves.push_back(accumulate->variable);
     const ProbeResult found = probe(node);
     if (found.kind == Probe::kStale &&
@@ -182,7 +185,8 @@ public:
   }
 
   variable_list execute(const edge_list &roots, const variable_list &inputs,
-                        bool keep_graph, bool create_graph, bool accumulate_grad,
+                        bool keep_graph, bool create_graph,
+                        bool accumulate_grad,
                         const edge_list &outputs) override {
     const uint64_t reports_before = reports_so_far();
     try {

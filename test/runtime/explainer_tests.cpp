@@ -54,8 +54,10 @@ struct Program {
 
 const std::vector<Program> &programs() {
   static const std::vector<Program> all = {
-      {"plain_gan_step_before_g_backward", [] { plain_gan(true); },
-       {"a parameter [1, 16]", "saved by AddmmBackward0 at version 1, now at version 2",
+      {"plain_gan_step_before_g_backward",
+       [] { plain_gan(true); },
+       {"a parameter [1, 16]",
+        "saved by AddmmBackward0 at version 1, now at version 2",
         "an optimizer step", "enters the graph at MeanBackward0"}},
       {"plain_gan_step_after_g_backward", [] { plain_gan(false); }, {}},
       // WGAN's weight clipping between the critic's forward and its backward.
@@ -150,7 +152,8 @@ TEST(Explainer, NamesTheWriteIffAutogradFails) {
     SCOPED_TRACE(p.name);
     const Outcome off = run(p, /*explained=*/false);
     const bool fails = is_inplace_error(off.error);
-    EXPECT_TRUE(off.error.empty() || fails) << "unexpected error: " << off.error;
+    EXPECT_TRUE(off.error.empty() || fails)
+        << "unexpected error: " << off.error;
     EXPECT_EQ(reports(off.stderr_text), 0u) << off.stderr_text;
     (fails ? failing : training)++;
 
@@ -167,8 +170,10 @@ TEST(Explainer, NamesTheWriteIffAutogradFails) {
           << on.stderr_text;
     for (const auto &needle : p.named)
       EXPECT_NE(on.stderr_text.find(needle), std::string::npos)
-          << needle << "\n" << on.stderr_text;
-    EXPECT_TRUE(fails || p.named.empty()) << "a program expected to be reported trains";
+          << needle << "\n"
+          << on.stderr_text;
+    EXPECT_TRUE(fails || p.named.empty())
+        << "a program expected to be reported trains";
   }
   // Both outcomes occur, so the comparison above can fail either way.
   EXPECT_GT(failing, 0);
