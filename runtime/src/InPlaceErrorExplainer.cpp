@@ -128,8 +128,8 @@ std::string report(int rank, const std::vector<StaleNode> &stale,
     if (s.parameter.defined())
       os << "  tensor: a parameter " << shape_of(s.parameter) << " ("
          << s.parameter.toString()
-         << ", a leaf the graph accumulates gradients into; its module is not "
-            "one ddpguard's DDP watches, so its path is unknown): saved by "
+         << ", a leaf the graph accumulates gradients into; no DDP hazard "
+            "detector reported it, so its module path is unknown): saved by "
          << s.node->name() << " at version " << s.saved_version
          << ", now at version " << s.version_now << "\n";
     else
