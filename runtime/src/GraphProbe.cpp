@@ -8,6 +8,7 @@
 #include <atomic>
 #include <mutex>
 #include <sstream>
+#include <unordered_set>
 
 namespace ddpguard::detail {
 
@@ -38,6 +39,24 @@ ProbeResult probe(const NodePtr &node) {
   }
   result.unpacked = std::move(call.tensor_args.inputs);
   return result;
+}
+
+void walk_graph(std::vector<NodePtr> roots,
+                const std::function<bool(const NodePtr &)> &visit) {
+  std::unordered_set<const torch::autograd::Node *> seen;
+  std::vector<NodePtr> stack;
+  for (auto &root : roots)
+    if (root && seen.insert(root.get()).second)
+      stack.push_back(std::move(root));
+  while (!stack.empty()) {
+    auto node = std::move(stack.back());
+    stack.pop_back();
+    if (!visit(node))
+      continue;
+    for (const auto &edge : node->next_edges())
+      if (edge.function && seen.insert(edge.function.get()).second)
+        stack.push_back(edge.function);
+  }
 }
 
 uint32_t version_of(const at::Tensor &t) {
@@ -97,6 +116,16 @@ std::string caller_frame() {
   }
   return "";
 }
+
+const char *const kWriteFixes =
+    "  Fixes:\n"
+    "    1. write after the last backward through this graph (e.g. "
+    "optimizer.step() after every backward that traverses the stepped "
+    "module's graph);\n"
+    "    2. run the forward again after the write, so the backward uses "
+    "what was written;\n"
+    "    3. for an in-place op on a value the graph saved, its "
+    "out-of-place form (y = y.mul(2), not y.mul_(2)).\n";
 
 namespace {
 std::mutex latest_report_mutex;

@@ -10,6 +10,7 @@
 #include <c10/core/TensorImpl.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,11 @@ struct ProbeResult {
   std::vector<at::Tensor> unpacked; // the node's tensors, up to a failure
 };
 ProbeResult probe(const NodePtr &node);
+
+// Visits every node reachable from `roots` once, depth first; `visit`
+// returns whether to go on to the node's next functions.
+void walk_graph(std::vector<NodePtr> roots,
+                const std::function<bool(const NodePtr &)> &visit);
 
 uint32_t version_of(const at::Tensor &t);
 
@@ -56,6 +62,9 @@ std::string stale_tensor_description(const std::string &message);
 // and this library (function name and binary; no line numbers without debug
 // information). Only computed for a report.
 std::string caller_frame();
+
+// The fixes both reports of a write (not a broadcast) end with.
+extern const char *const kWriteFixes;
 
 // Every report printed or thrown goes through here (latest_hazard_report());
 // the count lets the explainer stay silent on a backward the detector has

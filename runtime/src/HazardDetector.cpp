@@ -82,25 +82,25 @@ std::string written_line(const MovedTensor &m, const std::string &node,
   return os.str();
 }
 
+// Whether the current backward will run `node`: every reachable node for
+// backward() without inputs (empty exec_info); for autograd::grad and
+// backward(inputs=...) only those the engine marked as needed.
+bool will_run(Node *node) {
+  const auto *exec_info = torch::autograd::get_current_graph_task_exec_info();
+  if (!exec_info || exec_info->empty())
+    return true;
+  auto it = exec_info->find(node);
+  return it != exec_info->end() && it->second.needed_;
+}
+
 // Every node the current backward will execute from `root` on.
 Inspection inspect(const NodePtr &root,
                    const std::vector<ClobberedBuffer> &buffers,
                    const std::vector<MovedTensor> &moved) {
   Inspection out;
-  // Empty for backward() without inputs: every reachable node runs.
-  // Otherwise (autograd::grad, backward(inputs=...)) only the needed ones.
-  const auto *exec_info = torch::autograd::get_current_graph_task_exec_info();
-  const bool filtered = exec_info && !exec_info->empty();
-  std::vector<NodePtr> stack{root};
-  std::unordered_set<const Node *> seen{root.get()};
-  while (!stack.empty()) {
-    auto node = std::move(stack.back());
-    stack.pop_back();
-    if (filtered) {
-      auto it = exec_info->find(node.get());
-      if (it == exec_info->end() || !it->second.needed_)
-        continue;
-    }
+  walk_graph({root}, [&](const NodePtr &node) {
+    if (!will_run(node.get()))
+      return false;
     ProbeResult first = probe(node);
     if (first.kind == Probe::kStale) {
       Finding finding{node->name(), Cause::kOther, {}};
@@ -143,10 +143,8 @@ Inspection inspect(const NodePtr &root,
     } else if (first.kind == Probe::kUninspectable) {
       out.uninspectable.push_back(node->name() + " (" + first.message + ")");
     }
-    for (const auto &edge : node->next_edges())
-      if (edge.function && seen.insert(edge.function.get()).second)
-        stack.push_back(edge.function);
-  }
+    return true;
+  });
   return out;
 }
 
@@ -283,14 +281,7 @@ struct Watch {
           "in-place op such as clamp_, copy_, mul_, add_ or +=, under "
           "NoGradGuard too.\n";
     describe_traversal(os, found, root, caller);
-    os << "  Fixes:\n"
-       << "    1. write after the last backward through this graph (e.g. "
-          "optimizer.step() after every backward that traverses the stepped "
-          "module's graph);\n"
-       << "    2. run the forward again after the write, so the backward uses "
-          "what was written;\n"
-       << "    3. for an in-place op on a value the graph saved, its "
-          "out-of-place form (y = y.mul(2), not y.mul_(2)).\n";
+    os << kWriteFixes;
     return os.str();
   }
 };
@@ -441,36 +432,22 @@ void HazardDetector::Shared::on_create_graph(const std::shared_ptr<Shared> &self
   const std::vector<at::Tensor> buffers = module_buffers();
   if (buffers.empty())
     return;
-  const auto *exec_info = torch::autograd::get_current_graph_task_exec_info();
-  const bool filtered = exec_info && !exec_info->empty();
-  std::vector<NodePtr> stack{root};
-  std::unordered_set<const Node *> seen{root.get()};
-  while (!stack.empty()) {
-    auto node = std::move(stack.back());
-    stack.pop_back();
-    if (filtered) {
-      auto it = exec_info->find(node.get());
-      if (it == exec_info->end() || !it->second.needed_)
-        continue;
-    }
+  walk_graph({root}, [&](const NodePtr &node) {
+    if (!will_run(node.get()))
+      return false;
     const ProbeResult saved = probe(node);
     const bool saves_buffer = std::any_of(
         saved.unpacked.begin(), saved.unpacked.end(), [&](const at::Tensor &t) {
-          return t.defined() && t.has_storage() &&
-                 std::any_of(buffers.begin(), buffers.end(),
-                             [&](const at::Tensor &b) {
-                               return b.has_storage() && t.is_alias_of(b);
-                             });
+          return std::any_of(buffers.begin(), buffers.end(),
+                             [&](const at::Tensor &b) { return aliases(t, b); });
         });
     if (saves_buffer) {
       std::lock_guard<std::mutex> lock(watch->mutex);
       if (watch->post_hooked.insert(node.get()).second)
         node->add_post_hook(std::make_unique<GradientGraphHook>(self, watch->site));
     }
-    for (const auto &edge : node->next_edges())
-      if (edge.function && seen.insert(edge.function.get()).second)
-        stack.push_back(edge.function);
-  }
+    return true;
+  });
 }
 
 HazardDetector::HazardDetector(HazardAction action, int rank,

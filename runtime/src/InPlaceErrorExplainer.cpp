@@ -26,7 +26,6 @@
 #include <mutex>
 #include <regex>
 #include <sstream>
-#include <unordered_set>
 
 namespace ddpguard::detail {
 
@@ -65,16 +64,12 @@ bool parse_versions(const std::string &error, uint32_t &now, uint32_t &saved) {
 std::vector<StaleNode> find_stale(const edge_list &roots,
                                   const std::string &error) {
   const std::string description = stale_tensor_description(error);
-  std::vector<NodePtr> stack;
-  std::unordered_set<const torch::autograd::Node *> seen;
+  std::vector<NodePtr> starts;
   for (const auto &edge : roots)
-    if (edge.function && seen.insert(edge.function.get()).second)
-      stack.push_back(edge.function);
+    starts.push_back(edge.function);
   std::vector<at::Tensor> leaves; // what the graph accumulates into
   std::vector<StaleNode> stale;
-  while (!stack.empty()) {
-    auto node = std::move(stack.back());
-    stack.pop_back();
+  walk_graph(std::move(starts), [&](const NodePtr &node) {
     if (auto *accumulate =
             dynamic_cast<torch::autograd::AccumulateGrad *>(node.get()))
       leaves.push_back(accumulate->variable);
@@ -82,10 +77,8 @@ std::vector<StaleNode> find_stale(const edge_list &roots,
     if (found.kind == Probe::kStale &&
         stale_tensor_description(found.message) == description)
       stale.push_back({node, {}, 0, 0});
-    for (const auto &edge : node->next_edges())
-      if (edge.function && seen.insert(edge.function.get()).second)
-        stack.push_back(edge.function);
-  }
+    return true;
+  });
   uint32_t now = 0, saved = 0;
   if (!parse_versions(error, now, saved))
     return stale;
@@ -166,14 +159,7 @@ std::string report(int rank, const std::vector<StaleNode> &stale,
      << (stale.empty() ? std::string("the saving node")
                        : stale.front().node->name())
      << ", where autograd's check fails.\n"
-     << "  Fixes:\n"
-     << "    1. write after the last backward through this graph (e.g. "
-        "optimizer.step() after every backward that traverses the stepped "
-        "module's graph);\n"
-     << "    2. run the forward again after the write, so the backward uses "
-        "what was written;\n"
-     << "    3. for an in-place op on a value the graph saved, its "
-        "out-of-place form (y = y.mul(2), not y.mul_(2)).\n";
+     << kWriteFixes;
   return os.str();
 }
 
