@@ -222,12 +222,23 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
     const python::CheckResult &Result = Results[I];
     const PythonConfig &Config = *FileConfigs[I];
     SyntaxErrors[File] = Result.SyntaxErrors.size();
+    // The parser reads Python 3.8 to 3.14; what it cannot read may still be
+    // Python, so the message does not say the user is wrong.
     for (const python::Position &At : Result.SyntaxErrors)
       Errors.push_back(
           {File,
-           "syntax error at line " + std::to_string(At.Line) + ", column " +
-               std::to_string(At.Column) + " (the rest of the file was checked)",
+           "cannot parse line " + std::to_string(At.Line) + ", column " +
+               std::to_string(At.Column) +
+               " (a syntax error, or Python newer than ddpguard reads); the "
+               "rest of the file was checked",
            At.Offset});
+    if (Result.TooDeep)
+      Errors.push_back(
+          {File,
+           "nesting deeper than " + std::to_string(python::MaxNestingDepth) +
+               " levels at line " + std::to_string(Result.TooDeep->Line) +
+               "; this file was not checked (the other files were)",
+           Result.TooDeep->Offset});
     for (const python::Finding &F : Result.Findings) {
       if (Config.ignores(CheckName) || suppressed(Text, F.Second.Offset))
         continue;

@@ -1,0 +1,149 @@
+//===- Findings.cpp - clobbers to findings ----------------------------------===//
+
+#include "Lowering.h"
+
+namespace ddpguard {
+namespace python {
+namespace detail {
+
+using namespace model;
+using llvm::StringRef;
+
+void Lowering::reportValueWrite(const AnalysisResult &R, const Clobber &C,
+                                const ValueWrite &Write, CheckResult &Result) {
+  Lowering &L = *this;
+  // The earliest saving operation in the file, with its first failing
+  // backward.
+  std::optional<std::pair<Position, SiteId>> First;
+  std::optional<SiteId> Backward;
+  for (OriginId Saver : C.Savers) {
+    SiteId Site = L.Graph.eventOf(Saver).Site;
+    if (!L.SavingOps.count(Site))
+      continue;
+    Position At = L.Sites[Site];
+    if (First && !(At < First->first))
+      continue;
+    if (std::optional<SiteId> B = R.firstBackward(Saver, C.Writer)) {
+      First = {At, Site};
+      Backward = B;
+    }
+  }
+  if (!First)
+    return;
+  ValueWriteFinding Found;
+  Found.Operation = Write.Operation;
+  Found.Tensor = F.text(Write.Tensor).str();
+  // A saver that spans lines or runs long is named by its function.
+  StringRef Saver = F.text(L.SavingOps.at(First->second));
+  if (Saver.contains('\n') || Saver.size() > 60)
+    Found.Saver = Saver.contains('(')
+                      ? (Saver.take_until([](char C) { return C == '('; }) +
+                         "(...)")
+                            .str()
+                      : "an operation";
+  else
+    Found.Saver = Saver.str();
+  Found.Write = L.Sites[L.Graph.eventOf(C.Writer).Site];
+  Found.Saved = First->first;
+  Found.Backward = L.Sites[*Backward];
+  Found.ThroughResult = L.ResultBackwards.count(*Backward);
+  Found.FixWithheld = L.outOfPlaceFix(Write, Found.Fix);
+  Result.ValueWrites.push_back(std::move(Found));
+}
+
+void Frontend::analyse(Scope &S, CheckResult &Result) {
+  Lowering L(*this, S);
+  L.run();
+  if (L.ObjectNames.empty() && L.ValueWrites.empty())
+    return;
+  AnalysisOptions Analysis;
+  Analysis.ListHazards = false;
+  AnalysisResult R = analyzeHazards(L.Graph, Analysis);
+  // The first backward through Saver after Writer; the backwards a module's
+  // forward appends at its returns count for value writes only.
+  auto FirstBackward = [&](OriginId Saver, OriginId Writer,
+                           bool ResultsToo) -> std::optional<SiteId> {
+    std::optional<SiteId> B = R.firstBackward(Saver, Writer);
+    if (B && !ResultsToo && L.ResultBackwards.count(*B))
+      return std::nullopt;
+    return B;
+  };
+  for (const Clobber &C : R.Clobbers) {
+    if (L.Graph.isWriteOrigin(C.Writer)) {
+      const Event &Write = L.Graph.eventOf(C.Writer);
+      if (auto Value = L.ValueWrites.find(Write.Site);
+          Value != L.ValueWrites.end()) {
+        L.reportValueWrite(R, C, Value->second, Result);
+        continue;
+      }
+      auto Step = L.Steps.find(Write.Site);
+      if (Step == L.Steps.end())
+        continue;
+      std::optional<std::pair<Position, SiteId>> First;
+      for (OriginId Saver : C.Savers) {
+        Position At = L.Sites[L.Graph.forwardOf(Saver).Site];
+        if (First && !(At < First->first))
+          continue;
+        if (std::optional<SiteId> B = FirstBackward(Saver, C.Writer, false))
+          First = {At, *B};
+      }
+      if (!First)
+        continue;
+      StepFinding Found;
+      Found.Optimizer = Step->second.first;
+      Found.OptimizerClass = Step->second.second.Class;
+      Found.Module = Step->second.second.ParametersOf;
+      Found.Assumed = Step->second.second.Assumed;
+      Found.Step = L.Sites[Write.Site];
+      Found.Forward = First->first;
+      Found.Backward = L.Sites[First->second];
+      Result.Steps.push_back(Found);
+      continue;
+    }
+    if (!L.Graph.isForwardOrigin(C.Writer))
+      continue;
+    const Event &Second = L.Graph.forwardOf(C.Writer);
+    // The earliest saver in the file, with its first failing backward.
+    std::optional<std::pair<Position, OriginId>> First;
+    std::optional<SiteId> Backward;
+    for (OriginId Saver : C.Savers) {
+      Position At = L.Sites[L.Graph.forwardOf(Saver).Site];
+      if (First && !(At < First->first))
+        continue;
+      if (std::optional<SiteId> B = FirstBackward(Saver, C.Writer, false)) {
+        First = {At, Saver};
+        Backward = B;
+      }
+    }
+    if (!First)
+      continue;
+    Finding Found;
+    Found.Object = L.ObjectNames[Second.Object];
+    Found.Function = S.Name;
+    Found.Second = L.Sites[Second.Site];
+    Found.First = First->first;
+    Found.Backward = L.Sites[*Backward];
+    const Binding &Bound = L.ObjectBindings[Second.Object];
+    Found.Construction = Bound.Constructed;
+    Found.ConstructionFile = Bound.File;
+    Found.BuffersAssumption = Bound.BuffersAssumption;
+    Found.BroadcastKeyword = Bound.BroadcastKeyword;
+    Found.BroadcastFix = Bound.BroadcastFix;
+    Found.SameForwardInALoop = First->second == C.Writer;
+    if (Found.SameForwardInALoop)
+      Found.NoSyncWithheld = "the two forwards are one call in two "
+                             "iterations of a loop";
+    else
+      Found.NoSyncWithheld = noSyncFix(
+          L.SitePlaces[L.Graph.forwardOf(First->second).Site].Statement,
+          L.SitePlaces[Second.Site].Statement,
+          L.SitePlaces[L.Graph.forwardOf(First->second).Site].Block,
+          L.SitePlaces[Second.Site].Block, Second.GradEnabled, Found.Object,
+          Bound, Found.NoSyncFix);
+    Result.Findings.push_back(Found);
+  }
+}
+
+} // namespace detail
+} // namespace python
+} // namespace ddpguard

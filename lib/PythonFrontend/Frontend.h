@@ -1,0 +1,305 @@
+//===- Frontend.h - One Python file's names and scopes --------------------===//
+//
+// The first pass over a file's tree binds names: imports (so that `DDP`,
+// `nn.parallel.DistributedDataParallel` and the full name all resolve to the
+// rule's type), the DDP constructions, the factory functions that return
+// one, and the parameters that receive one from a call in the run.
+// Bindings are per scope and flow-insensitive: a name that holds a DDP
+// object anywhere in its scope is one throughout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DDPGUARD_PYTHONFRONTEND_FRONTEND_H
+#define DDPGUARD_PYTHONFRONTEND_FRONTEND_H
+
+#include "PythonFrontend.h"
+#include "Syntax.h"
+#include "TorchTables.h"
+#include "Model/HazardAnalysis.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace ddpguard {
+namespace python {
+namespace detail {
+
+using namespace model;
+using llvm::StringRef;
+
+/// A DDP object a name is bound to: its settings and where it was made.
+struct Binding {
+  ObjectInfo Info;
+  Position Constructed;
+  /// Why the wrapped module is assumed to have buffers, when it is.
+  std::string BuffersAssumption;
+  /// The edit that turns the construction's broadcast off.
+  std::string BroadcastKeyword;
+  Edit BroadcastFix;
+  /// A forward saves the buffers only when one of its inputs requires grad
+  /// (Info.HasBuffers is then false).
+  bool BuffersSavedIfInputRequiresGrad = false;
+  /// The file of the construction and of BroadcastFix.
+  std::string File;
+  /// The construction sets a reducer option (find_unused_parameters,
+  /// static_graph) other than to False: the keyword, else empty.
+  std::string ReducerOption;
+};
+
+
+class Frontend;
+
+/// A function, method, lambda or the module's own code.
+struct Scope {
+  /// The frontend of the file the scope is in.
+  Frontend *Owner = nullptr;
+  TSNode Node;
+  /// The enclosing class for methods, else null.
+  TSNode Class;
+  /// The enclosing function or lambda, whose names a nested one reads;
+  /// null for the module and for functions directly in it or in a class.
+  const Scope *Parent = nullptr;
+  std::string Name;
+  /// The scope's own assignments, returns and calls (not those of nested
+  /// functions), in order: what binds names.
+  std::vector<TSNode> Bindings;
+  /// Names bound to a DDP object in this scope, with the construction's
+  /// object settings.
+  llvm::StringMap<Binding> DDPNames;
+};
+
+struct Run {
+  /// The source of each file's tree, for the text of nodes of other files.
+  std::map<const TSTree *, StringRef> Sources;
+  /// Each file's frontend by its module path: the absolute path without
+  /// ".py" ("/src/pkg/models"; a package's __init__.py is "/src/pkg").
+  llvm::StringMap<Frontend *> ByPath;
+  /// By every dotted name the file could be imported as ("models",
+  /// "pkg.models", ...): the files that could be it.
+  llvm::StringMap<std::vector<Frontend *>> ByName;
+};
+
+class Frontend {
+public:
+  Frontend(StringRef Path, StringRef Source, const TSTree *Tree,
+           const RuleSet &Rules, const CheckOptions &Options, Run &Files)
+      : Path(Path), Source(Source), Tree(Tree), Rules(Rules),
+        Options(Options), Files(Files) {}
+
+  /// Pass 1, over every file: scopes and names; then partials, which may
+  /// name a function of another file.
+  void collectFile(TSNode Root);
+  void collectPartials();
+  /// One round of binding names to DDP objects; true if one was bound.
+  bool bindDDPNames();
+  /// Pass 2: the file's findings.
+  CheckResult findings(TSNode Root);
+
+private:
+  StringRef text(TSNode N) const {
+    if (isNull(N))
+      return StringRef();
+    StringRef Of = N.tree == Tree ? Source : Files.Sources.at(N.tree);
+    return Of.slice(ts_node_start_byte(N), ts_node_end_byte(N));
+  }
+  /// The file of the run a dotted name this file spells is in, and the rest
+  /// of the name ("build_model" of "models.build_model"); null when no file
+  /// of the run is that module.
+  std::pair<Frontend *, std::string> imported(StringRef Qualified) const;
+
+  // Pass 1: names.
+  void collectImport(TSNode N);
+  /// One walk of the tree: scopes, classes, imports and each scope's
+  /// Bindings.
+  void collect(TSNode N, Scope &Current, TSNode Class, StringRef Prefix);
+  /// The dotted name an expression spells, with its first part resolved
+  /// through the imports; empty for anything but names and attributes.
+  std::string qualifiedName(TSNode N) const;
+  /// The rule of the wrapper a call constructs, or null.
+  const WrapperRule *constructedWrapper(TSNode Call) const;
+  /// The object a DDP construction call makes.
+  Binding objectOf(TSNode Call, const WrapperRule &Rule, const Scope &S) const;
+  /// Whether the module expression N evaluates to has buffers; Why says
+  /// what was not followed when the answer is Unknown.
+  Buffers moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
+                        std::string &Why) const;
+  Buffers classBuffers(TSNode Class, unsigned Depth, std::string &Why) const;
+  /// How the class's forward uses the buffers it registers (Names).
+  Buffers ownBuffersSaved(TSNode Class, const llvm::StringSet<> &Names) const;
+  /// Whether the value of expression N is a DDP object in scope S; fills
+  /// Info when it is.
+  bool isDDPValue(TSNode N, const Scope &S, Binding *Info) const;
+  /// A plain module a name is bound to, as far as steps go: the key of its
+  /// parameter set (a DDP object's is its wrapped module's) and whether its
+  /// forward saves a parameter (docs/ground-truth.md, "Which parameters a
+  /// module's forward saves"). NoParameters: an activation, dropout, ...;
+  /// Never: parameters no forward saves (Embedding).
+  enum class ParameterSaves { NoParameters, Never, IfInputRequiresGrad, Always };
+  struct ModuleInfo {
+    std::string Key;
+    ParameterSaves Saves = ParameterSaves::Always;
+  };
+  std::optional<ModuleInfo> moduleNamed(TSNode N, const Scope &S,
+                                        unsigned Depth = 0) const;
+  std::optional<ParameterSaves> constructedModule(TSNode Call, const Scope &S,
+                                                  unsigned Depth) const;
+  /// An optimizer a name is bound to: Adam(model.parameters(), ...).
+  struct OptimizerInfo {
+    std::string ParametersOf;
+    std::string Class;
+    bool Bumps = true;
+    bool Assumed = false;
+  };
+  std::optional<OptimizerInfo> optimizerNamed(TSNode N, const Scope &S) const;
+  /// The right sides assigned to the name or self attribute N in S (and the
+  /// module's code, or the class's methods).
+  std::vector<TSNode> assignedTo(TSNode N, const Scope &S) const;
+  /// Whether expression N surely does not require grad in S: literals,
+  /// torch's factories (torch.randn, torch.zeros_like, ...), what is
+  /// computed from them only, and names bound only to such.
+  bool isGradFree(TSNode N, const Scope &S, unsigned Depth = 0) const;
+  /// The key a name or self-attribute is bound by in S: "x", "self.x".
+  std::string bindingKey(TSNode N, const Scope &S) const;
+  const Binding *ddpBinding(StringRef Key, const Scope &S) const;
+  /// The function of the file a call's callee names (self.m in a method
+  /// names the class's m; a nested function or a lambda bound to a name is
+  /// found from its enclosing function), or null.
+  Scope *calledFunction(TSNode Callee, const Scope &S) const;
+  /// The forwards a helper of the file runs on DDP objects it is handed
+  /// (a parameter), shares (self.X) or reads (a global), in order: each
+  /// call of the helper runs them, so the caller sees them at the call.
+  struct HelperForward {
+    std::string Key;
+    std::optional<unsigned> Parameter;
+  };
+  const std::vector<HelperForward> &helperForwards(const Scope &Helper);
+  /// Calls Each(value, parameter index) for each argument of Call that goes
+  /// to one of Parameters (names): by keyword, or by position after the Skip
+  /// leading parameters the call does not pass (self, through an object).
+  /// Leading positional arguments are not passed to a parameter (the
+  /// function functools.partial binds).
+  template <typename Fn>
+  void forEachArgument(TSNode Call, const std::vector<TSNode> &Parameters,
+                       unsigned Skip, Fn Each, unsigned Leading = 0) const;
+  /// functools.partial(f, a, ...) bound to a name: a call of the name calls
+  /// f with a, ... (read where the partial was made) before its own.
+  struct Partial {
+    Scope *Function = nullptr;
+    TSNode Call;
+    const Scope *Where = nullptr;
+  };
+  /// Names bound to a partial of a function of the file, keyed as Functions.
+  llvm::StringMap<Partial> Partials;
+  const Partial *calledPartial(TSNode Callee, const Scope &S) const;
+  /// Whether Call is functools.partial(...).
+  bool makesPartial(TSNode Call) const;
+  /// Calls Each(value, parameter index, scope the value is read in) for each
+  /// argument Call passes to Called, a partial's bound arguments first.
+  template <typename Fn>
+  void forEachCallArgument(TSNode Call, const Scope &Caller,
+                           const Scope &Called, Fn Each) const;
+  std::map<const Scope *, std::vector<HelperForward>> HelperForwards;
+
+  // Pass 2: graphs.
+  void analyse(Scope &S, CheckResult &Result);
+  /// A class deriving from torch.nn.Module (through classes of the run).
+  bool isModuleClass(TSNode Class, unsigned Depth = 0) const;
+  /// The edit that runs the statement of the first forward inside
+  /// `with <Object>.no_sync():`, or why none keeps the meaning.
+  std::string noSyncFix(TSNode Statement, TSNode Later, TSNode Block,
+                        TSNode LaterBlock, bool SecondHasGrad,
+                        StringRef Object, const Binding &Bound,
+                        Edit &Fix) const;
+
+  /// The file's absolute path.
+  std::string Path;
+  StringRef Source;
+  const TSTree *Tree;
+  const RuleSet &Rules;
+  const CheckOptions &Options;
+  Run &Files;
+  /// Local name -> the dotted name it was imported as.
+  llvm::StringMap<std::string> Imports;
+  std::vector<std::unique_ptr<Scope>> Scopes;
+  Scope *ModuleScope = nullptr;
+  /// Per class node (by start byte): self attributes bound to DDP objects.
+  std::map<uint32_t, llvm::StringMap<Binding>> ClassAttributes;
+  /// Functions of the file by name (methods as Class.name), and the
+  /// factories among them: those that return a DDP object.
+  llvm::StringMap<Scope *> Functions;
+  llvm::StringMap<Binding> Factories;
+  /// Classes of the file by name.
+  llvm::StringMap<TSNode> Classes;
+  /// Lowering's moduleNamed of self attributes, by class (its start byte).
+  std::map<std::pair<uint32_t, std::string>, std::optional<ModuleInfo>>
+      SelfModules;
+  /// The names and self attributes the file binds to a torch.nn module
+  /// built with inplace=True ("self.act" → "torch.nn.ReLU"), found once.
+  const llvm::StringMap<std::string> &inPlaceModules();
+  std::optional<llvm::StringMap<std::string>> InPlaceModules;
+  friend class Lowering;
+};
+
+template <typename Fn>
+void Frontend::forEachArgument(TSNode Call,
+                               const std::vector<TSNode> &Parameters,
+                               unsigned Skip, Fn Each, unsigned Leading) const {
+  unsigned Index = Skip;
+  forEachNamedChild(field(Call, "arguments"), [&](TSNode Argument) {
+    if (type(Argument) != "keyword_argument") {
+      if (Leading > 0) {
+        --Leading;
+        return;
+      }
+      if (Index < Parameters.size())
+        Each(Argument, Index);
+      ++Index;
+      return;
+    }
+    for (unsigned I = 0; I < Parameters.size(); ++I)
+      if (!isNull(Parameters[I]) &&
+          text(Parameters[I]) == text(field(Argument, "name")))
+        Each(field(Argument, "value"), I);
+  });
+}
+
+/// The number of positional arguments of a call.
+inline unsigned positionalArguments(TSNode Call) {
+  unsigned Count = 0;
+  forEachNamedChild(field(Call, "arguments"), [&](TSNode Argument) {
+    Count += type(Argument) != "keyword_argument";
+  });
+  return Count;
+}
+
+template <typename Fn>
+void Frontend::forEachCallArgument(TSNode Call, const Scope &Caller,
+                                   const Scope &Called, Fn Each) const {
+  std::vector<TSNode> Parameters = parameterNames(Called.Node);
+  TSNode Callee = field(Call, "function");
+  // A method called through an object: its first parameter is self.
+  auto Skip = [&](TSNode FunctionExpression) -> unsigned {
+    return !isNull(Called.Class) && type(FunctionExpression) == "attribute";
+  };
+  unsigned Bound = 0;
+  if (const Partial *P = calledPartial(Callee, Caller)) {
+    TSNode Function = namedChild(field(P->Call, "arguments"), 0);
+    forEachArgument(
+        P->Call, Parameters, Skip(Function),
+        [&](TSNode Value, unsigned I) { Each(Value, I, *P->Where); },
+        /*Leading=*/1);
+    Bound = Skip(Function) + positionalArguments(P->Call) - 1;
+  } else {
+    Bound = Skip(Callee);
+  }
+  forEachArgument(Call, Parameters, Bound,
+                  [&](TSNode Value, unsigned I) { Each(Value, I, Caller); });
+}
+
+} // namespace detail
+} // namespace python
+} // namespace ddpguard
+
+#endif

@@ -1,0 +1,523 @@
+//===- Modules.cpp - what a module holds: buffers, parameters, optimizers ---===//
+
+#include "Frontend.h"
+
+namespace ddpguard {
+namespace python {
+namespace detail {
+
+using namespace model;
+using llvm::StringRef;
+
+Buffers Frontend::classBuffers(TSNode Class, unsigned Depth,
+                               std::string &Why) const {
+  Buffers Result = Buffers::No;
+  StringRef Name = text(field(Class, "name"));
+  // Bases: nn.Module adds nothing, a class of the file what it has, any
+  // other base is not followed.
+  forEachNamedChild(field(Class, "superclasses"), [&](TSNode Base) {
+    std::string Qualified = qualifiedName(Base);
+    if (Qualified == "torch.nn.Module" || Qualified == "object")
+      return;
+    auto Known = Classes.find(Qualified);
+    if (Known != Classes.end() && Depth < 8) {
+      Result = either(Result,
+                      nested(classBuffers(Known->second, Depth + 1, Why)));
+      return;
+    }
+    if (auto [File, Rest] = imported(Qualified); File && Depth < 8) {
+      auto Imported = File->Classes.find(Rest);
+      if (Imported != File->Classes.end()) {
+        Result = either(Result, nested(File->classBuffers(Imported->second,
+                                                          Depth + 1, Why)));
+        return;
+      }
+    }
+    if (StringRef(Qualified).starts_with("torch.nn.")) {
+      Result = either(Result, torchNNBuffers(Qualified, false, false));
+      return;
+    }
+    Result = either(Result, Buffers::Unknown);
+    if (Why.empty())
+      Why = "'" + Name.str() + "' derives from '" + text(Base).str() +
+            "', which the checker does not follow";
+  });
+  Scope Methods;
+  Methods.Class = Class;
+  llvm::StringSet<> Registered;
+  forEachInScopeOfClass(Class, [&](TSNode N) {
+    if (Result == Buffers::Yes)
+      return;
+    if (type(N) == "call" &&
+        type(field(N, "function")) == "attribute" &&
+        text(field(field(N, "function"), "attribute")) == "register_buffer") {
+      TSNode Name = namedChild(field(N, "arguments"), 0);
+      TSNode Content = namedChild(Name, 1);
+      // register_buffer("mean", ...): a name the forward reads as self.mean.
+      if (type(Name) == "string" && ts_node_named_child_count(Name) == 3 &&
+          type(Content) == "string_content")
+        Registered.insert(text(Content));
+      else
+        Result = Buffers::Yes;
+      return;
+    }
+    if (type(N) != "assignment")
+      return;
+    TSNode Left = field(N, "left");
+    if (type(Left) != "attribute" || text(field(Left, "object")) != "self")
+      return;
+    TSNode Right = field(N, "right");
+    std::string Unused;
+    // Attributes that are not modules (numbers, tensors, parameters) hold
+    // no buffers; a module call of unknown type may.
+    if (type(Right) != "call")
+      return;
+    std::string Qualified = qualifiedName(field(Right, "function"));
+    if (Qualified.empty() || Qualified == "torch.nn.Parameter" ||
+        StringRef(Qualified).starts_with("torch.") &&
+            !StringRef(Qualified).starts_with("torch.nn."))
+      return;
+    Result = either(Result,
+                    nested(moduleBuffers(Right, Methods, Depth + 1, Why)));
+  });
+  if (!Registered.empty())
+    Result = either(Result, ownBuffersSaved(Class, Registered));
+  return Result;
+}
+
+Buffers Frontend::ownBuffersSaved(TSNode Class,
+                                  const llvm::StringSet<> &Names) const {
+  TSNode Forward{};
+  forEachNamedChild(field(Class, "body"), [&](TSNode Member) {
+    if (type(Member) == "decorated_definition")
+      Member = field(Member, "definition");
+    if (type(Member) == "function_definition" &&
+        text(field(Member, "name")) == "forward")
+      Forward = Member;
+  });
+  if (isNull(Forward))
+    return Buffers::Yes;
+  auto IsBuffer = [&](TSNode N) {
+    return type(N) == "attribute" && text(field(N, "object")) == "self" &&
+           Names.contains(text(field(N, "attribute")));
+  };
+  // The forward's names that derive from the module's parameters: what is
+  // assigned from self.<anything but a buffer> or from such a name.
+  llvm::StringSet<> FromParameters;
+  auto DerivesFromParameters = [&](TSNode E) {
+    bool Found = false;
+    auto Visit = [&](TSNode N, auto &Self) -> void {
+      if (Found || isNull(N) || IsBuffer(N))
+        return;
+      if ((type(N) == "identifier" && FromParameters.contains(text(N))) ||
+          (type(N) == "attribute" && text(field(N, "object")) == "self")) {
+        Found = true;
+        return;
+      }
+      forEachNamedChild(N, [&](TSNode Child) { Self(Child, Self); });
+    };
+    Visit(E, Visit);
+    return Found;
+  };
+  TSNode Body = field(Forward, "body");
+  // Assignments in a loop may feed earlier lines: repeat until nothing new.
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    forEachInScope(Body, [&](TSNode N) {
+      if ((type(N) == "assignment" || type(N) == "augmented_assignment") &&
+          DerivesFromParameters(field(N, "right")))
+        forEachTarget(field(N, "left"), [&](TSNode Target) {
+          if (type(Target) == "identifier")
+            Changed |= FromParameters.insert(text(Target)).second;
+        });
+    });
+  }
+  // A buffer is saved by the op that reads it when another operand may
+  // require grad; any use other than an operand of an arithmetic operator
+  // or an argument of a call is taken to save it.
+  Buffers Result = Buffers::IfInputRequiresGrad;
+  forEachInScope(Body, [&](TSNode N) {
+    if (Result == Buffers::Yes || !IsBuffer(N))
+      return;
+    TSNode Parent = ts_node_parent(N);
+    bool AgainstParameters = true;
+    if (type(Parent) == "binary_operator") {
+      TSNode Left = field(Parent, "left");
+      AgainstParameters = DerivesFromParameters(
+          ts_node_eq(Left, N) ? field(Parent, "right") : Left);
+    } else if (type(Parent) == "argument_list") {
+      AgainstParameters = false;
+      TSNode Call = ts_node_parent(Parent);
+      TSNode Callee = field(Call, "function");
+      if (type(Callee) == "attribute")
+        AgainstParameters = DerivesFromParameters(field(Callee, "object"));
+      forEachNamedChild(Parent, [&](TSNode Argument) {
+        if (!ts_node_eq(Argument, N))
+          AgainstParameters |= DerivesFromParameters(Argument);
+      });
+    }
+    if (AgainstParameters)
+      Result = Buffers::Yes;
+  });
+  return Result;
+}
+
+Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
+                                std::string &Why) const {
+  auto Unknown = [&](const std::string &Reason) {
+    if (Why.empty())
+      Why = Reason;
+    return Buffers::Unknown;
+  };
+  if (isNull(N))
+    return Unknown("the wrapped module is not found in the construction");
+  if (Depth > 8)
+    return Unknown("the wrapped module is built too deep to follow");
+  StringRef Kind = type(N);
+  if (Kind == "parenthesized_expression")
+    return moduleBuffers(namedChild(N, 0), S, Depth + 1, Why);
+  if (Kind == "identifier") {
+    // Every assignment to the name in its scope (or the module's): what any
+    // of them holds.
+    std::optional<Buffers> Result;
+    auto Scan = [&](const Scope &In) {
+      for (TSNode A : In.Bindings) {
+        if (type(A) != "assignment")
+          continue;
+        bool Assigns = false;
+        forEachTarget(field(A, "left"), [&](TSNode Target) {
+          Assigns |= type(Target) == "identifier" && text(Target) == text(N);
+        });
+        TSNode Right = field(A, "right");
+        // model = DDP(model) is the construction itself.
+        if (!Assigns || constructedWrapper(Right))
+          continue;
+        Buffers Held = moduleBuffers(Right, In, Depth + 1, Why);
+        Result = Result ? either(*Result, Held) : Held;
+      }
+    };
+    Scan(S);
+    if (!Result && ModuleScope && &S != ModuleScope)
+      Scan(*ModuleScope);
+    if (Result)
+      return *Result;
+    return Unknown("'" + text(N).str() + "' is not assigned a module the "
+                   "checker can follow");
+  }
+  if (Kind != "call")
+    return Unknown("'" + text(N).str() + "' is not a module the checker can "
+                   "follow");
+  TSNode Callee = field(N, "function");
+  TSNode Arguments = field(N, "arguments");
+  // model.cuda(rank), model.to(device), copy.deepcopy(model),
+  // SyncBatchNorm.convert_sync_batchnorm(model): the same module's buffers.
+  if (type(Callee) == "attribute" &&
+      returnsItsModule(text(field(Callee, "attribute"))))
+    return moduleBuffers(field(Callee, "object"), S, Depth + 1, Why);
+  std::string Name = qualifiedName(Callee);
+  if (Name == "copy.deepcopy")
+    return moduleBuffers(namedChild(Arguments, 0), S, Depth + 1, Why);
+  if (StringRef(Name).ends_with("convert_sync_batchnorm"))
+    return Buffers::Yes;
+  StringRef Qualified(Name);
+  if (Qualified.consume_front("torch.nn.")) {
+    if (Qualified == "Sequential" || Qualified == "ModuleList" ||
+        Qualified == "ModuleDict") {
+      Buffers Result = Buffers::No;
+      forEachNamedChild(Arguments, [&](TSNode Child) {
+        Result =
+            either(Result, nested(moduleBuffers(Child, S, Depth + 1, Why)));
+      });
+      return Result;
+    }
+    bool Off = false, On = false;
+    forEachNamedChild(Arguments, [&](TSNode A) {
+      if (type(A) == "keyword_argument" &&
+          text(field(A, "name")) == "track_running_stats") {
+        Off = type(field(A, "value")) == "false";
+        On = type(field(A, "value")) == "true";
+      }
+    });
+    return torchNNBuffers(Qualified, Off, On);
+  }
+  if (Qualified.consume_front("torchvision.models."))
+    return torchvisionBuffers(Qualified.substr(Qualified.rfind('.') + 1));
+  if (Name == "timm.create_model" || Name == "timm.models.create_model") {
+    TSNode Model = namedChild(Arguments, 0);
+    TSNode Content = namedChild(Model, 1);
+    if (type(Model) == "string" && ts_node_named_child_count(Model) == 3 &&
+        type(Content) == "string_content")
+      if (std::optional<Buffers> Measured = timmBuffers(text(Content)))
+        return *Measured;
+    return Unknown("'" + text(N).str() + "' is not a timm model the checker "
+                   "measured");
+  }
+  auto Class = Classes.find(Name);
+  if (Class != Classes.end())
+    return classBuffers(Class->second, Depth + 1, Why);
+  if (auto [File, Rest] = imported(Name); File) {
+    auto Imported = File->Classes.find(Rest);
+    if (Imported != File->Classes.end())
+      return File->classBuffers(Imported->second, Depth + 1, Why);
+  }
+  return Unknown("'" + text(Callee).str() + "' is not a module the checker "
+                 "knows");
+}
+
+std::optional<Frontend::ParameterSaves>
+Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
+  if (type(Call) != "call" || Depth > 8)
+    return std::nullopt;
+  TSNode Callee = field(Call, "function");
+  TSNode Arguments = field(Call, "arguments");
+  if (type(Callee) == "attribute" &&
+      returnsItsModule(text(field(Callee, "attribute"))))
+    return constructedModule(field(Callee, "object"), S, Depth + 1);
+  std::string Name = qualifiedName(Callee);
+  StringRef Layer = Name;
+  if (Layer.consume_front("torch.nn.")) {
+    if (Layer == "Linear" || Layer == "Bilinear" || Layer == "LazyLinear")
+      return ParameterSaves::IfInputRequiresGrad;
+    if (Layer.starts_with("Embedding"))
+      return ParameterSaves::Never;
+    static const char *const WithoutParameters[] = {
+        "ReLU",    "LeakyReLU", "GELU",    "SiLU",   "Tanh",    "Sigmoid",
+        "Softmax", "Dropout",   "Flatten", "Identity", "ELU",   "Mish",
+        "Softplus", "LogSoftmax", "MaxPool1d", "MaxPool2d", "AvgPool2d",
+        "AdaptiveAvgPool2d", "Upsample", "Hardtanh"};
+    for (const char *Free : WithoutParameters)
+      if (Layer == Free)
+        return ParameterSaves::NoParameters;
+    if (Layer == "Sequential") {
+      // A Linear first saves its weight only for an input requiring grad;
+      // every later layer's input comes from a parameter.
+      bool SeenParameters = false;
+      ParameterSaves Result = ParameterSaves::Never;
+      forEachNamedChild(Arguments, [&](TSNode Child) {
+        std::optional<ParameterSaves> Inner =
+            constructedModule(Child, S, Depth + 1);
+        ParameterSaves Saves = Inner.value_or(ParameterSaves::Always);
+        bool HasParameters = Saves != ParameterSaves::NoParameters;
+        if (Saves == ParameterSaves::Always ||
+            (Saves == ParameterSaves::IfInputRequiresGrad && SeenParameters))
+          Result = ParameterSaves::Always;
+        else if (Saves == ParameterSaves::IfInputRequiresGrad &&
+                 Result == ParameterSaves::Never)
+          Result = ParameterSaves::IfInputRequiresGrad;
+        SeenParameters |= HasParameters;
+      });
+      return Result;
+    }
+    // Convolutions, norms, PReLU, recurrent layers: always (measured).
+    return ParameterSaves::Always;
+  }
+  if (StringRef(Name).starts_with("torchvision.models."))
+    return ParameterSaves::Always;
+  if (Classes.count(Name))
+    return ParameterSaves::Always;
+  if (auto [File, Rest] = imported(Name); File && File->Classes.count(Rest))
+    return ParameterSaves::Always;
+  return std::nullopt;
+}
+
+std::optional<Frontend::ModuleInfo>
+Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
+  if (S.Owner && S.Owner != this)
+    return S.Owner->moduleNamed(N, S, Depth);
+  std::string Key = bindingKey(N, S);
+  if (Key.empty() || Depth > 8)
+    return std::nullopt;
+  std::optional<ModuleInfo> Result;
+  for (TSNode Right : assignedTo(N, S)) {
+    if (const WrapperRule *Rule = constructedWrapper(Right)) {
+      // DDP(module): the wrapped module's parameters.
+      TSNode Module = namedChild(field(Right, "arguments"),
+                                 Rule->ModuleConstructorArgument.value_or(0));
+      if (std::optional<ModuleInfo> Inner =
+              type(Module) == "call"
+                  ? std::optional<ModuleInfo>()
+                  : moduleNamed(Module, S, Depth + 1))
+        return Inner;
+      if (std::optional<ParameterSaves> Made =
+              constructedModule(Module, S, Depth + 1))
+        return ModuleInfo{Key, *Made};
+      continue;
+    }
+    if (std::optional<ParameterSaves> Made =
+            constructedModule(Right, S, Depth + 1))
+      Result = ModuleInfo{Key, *Made};
+  }
+  return Result;
+}
+
+std::optional<Frontend::OptimizerInfo>
+Frontend::optimizerNamed(TSNode N, const Scope &S) const {
+  if (S.Owner && S.Owner != this)
+    return S.Owner->optimizerNamed(N, S);
+  for (TSNode Right : assignedTo(N, S)) {
+    if (type(Right) != "call")
+      continue;
+    TSNode Arguments = field(Right, "arguments");
+    TSNode Params = namedChild(Arguments, 0);
+    bool Fused = false;
+    forEachNamedChild(Arguments, [&](TSNode A) {
+      if (type(A) != "keyword_argument")
+        return;
+      StringRef Keyword = text(field(A, "name"));
+      if (Keyword == "params")
+        Params = field(A, "value");
+      if (Keyword == "fused")
+        Fused = type(field(A, "value")) == "true";
+    });
+    // model.parameters(), model.module.parameters().
+    TSNode Of = field(Params, "function");
+    if (type(Params) != "call" || type(Of) != "attribute" ||
+        text(field(Of, "attribute")) != "parameters")
+      continue;
+    TSNode Module = field(Of, "object");
+    if (type(Module) == "attribute" &&
+        text(field(Module, "attribute")) == "module")
+      Module = field(Module, "object");
+    std::optional<ModuleInfo> Stepped = moduleNamed(Module, S);
+    if (!Stepped)
+      continue;
+    OptimizerInfo Info;
+    Info.ParametersOf = Stepped->Key;
+    Info.Class = qualifiedName(field(Right, "function"));
+    // Measured (docs/ground-truth.md): every torch.optim step bumps the
+    // version counters of the parameters it updates, except fused ones.
+    Info.Bumps = !Fused;
+    Info.Assumed = !StringRef(Info.Class).starts_with("torch.optim.");
+    return Info;
+  }
+  return std::nullopt;
+}
+
+bool Frontend::isGradFree(TSNode N, const Scope &S, unsigned Depth) const {
+  if (isNull(N) || Depth > 8)
+    return false;
+  auto AllChildren = [&](TSNode Of) {
+    bool All = true;
+    forEachNamedChild(Of, [&](TSNode Child) {
+      All = All && (type(Child) == "comment" ||
+                    isGradFree(Child, S, Depth + 1));
+    });
+    return All;
+  };
+  StringRef Kind = type(N);
+  if (Kind == "integer" || Kind == "float" || Kind == "string" ||
+      Kind == "true" || Kind == "false" || Kind == "none")
+    return true;
+  if (Kind == "parenthesized_expression" || Kind == "unary_operator" ||
+      Kind == "binary_operator" || Kind == "tuple" || Kind == "list")
+    return AllChildren(N);
+  if (Kind == "keyword_argument") {
+    if (text(field(N, "name")) == "requires_grad")
+      return type(field(N, "value")) == "false";
+    return isGradFree(field(N, "value"), S, Depth + 1);
+  }
+  if (Kind == "subscript")
+    return isGradFree(field(N, "value"), S, Depth + 1);
+  if (Kind == "call") {
+    TSNode Callee = field(N, "function");
+    std::string Name = qualifiedName(Callee);
+    // The factories make tensors that do not require grad (unless
+    // requires_grad=True, an argument checked below); *_like ones too.
+    static const char *const Factories[] = {
+        "randn",  "rand",  "randint", "randperm", "zeros", "ones",
+        "full",   "empty", "arange",  "linspace", "eye",   "tensor",
+        "normal", "bernoulli"};
+    if (StringRef Function = Name; Function.consume_front("torch.")) {
+      bool Factory = Function.consume_back("_like");
+      for (const char *F : Factories)
+        Factory |= Function == F;
+      if (!Factory)
+        return false;
+      bool Ok = true;
+      forEachNamedChild(field(N, "arguments"), [&](TSNode A) {
+        if (type(A) == "keyword_argument" &&
+            text(field(A, "name")) == "requires_grad")
+          Ok = Ok && type(field(A, "value")) == "false";
+      });
+      return Ok;
+    }
+    // Moves, casts and views of such a tensor.
+    static const char *const SameTensor[] = {
+        "to",   "cuda",    "cpu",       "float",      "half",  "double",
+        "view", "reshape", "flatten",   "unsqueeze",  "squeeze",
+        "permute", "transpose", "contiguous", "clone", "detach"};
+    if (type(Callee) != "attribute")
+      return false;
+    StringRef Method = text(field(Callee, "attribute"));
+    bool Known = false;
+    for (const char *M : SameTensor)
+      Known |= Method == M;
+    return (Known && isGradFree(field(Callee, "object"), S, Depth + 1) &&
+            AllChildren(field(N, "arguments"))) ||
+           Method == "detach";
+  }
+  if (Kind != "identifier")
+    return false;
+  // Every binding of the name in S is an assignment of a grad-free value;
+  // a parameter, a loop variable or a with-target is not known.
+  for (TSNode Parameter : parameterNames(S.Node))
+    if (!isNull(Parameter) && text(Parameter) == text(N))
+      return false;
+  bool Assigned = false, Free = true;
+  forEachInScope(S.Node, [&](TSNode B) {
+    StringRef BKind = type(B);
+    if (!Free)
+      return;
+    if (BKind == "assignment" || BKind == "augmented_assignment") {
+      bool Binds = false;
+      forEachTarget(field(B, "left"), [&](TSNode Target) {
+        Binds |= type(Target) == "identifier" && text(Target) == text(N);
+      });
+      if (Binds) {
+        Assigned = true;
+        Free = isGradFree(field(B, "right"), S, Depth + 1);
+      }
+      return;
+    }
+    TSNode Target{};
+    if (BKind == "for_statement" || BKind == "for_in_clause")
+      Target = field(B, "left");
+    else if (BKind == "as_pattern_target" || BKind == "named_expression")
+      Target = BKind == "named_expression" ? field(B, "name") : B;
+    if (isNull(Target))
+      return;
+    forEachTarget(Target, [&](TSNode T) {
+      if (type(T) == "identifier" && text(T) == text(N))
+        Free = false;
+    });
+  });
+  return Assigned && Free;
+}
+
+bool Frontend::isModuleClass(TSNode Class, unsigned Depth) const {
+  if (isNull(Class) || Depth > 8)
+    return false;
+  bool Found = false;
+  forEachNamedChild(field(Class, "superclasses"), [&](TSNode Base) {
+    std::string Qualified = qualifiedName(Base);
+    if (Found || StringRef(Qualified).starts_with("torch.nn.") ||
+        StringRef(Qualified).ends_with("LightningModule")) {
+      Found = true;
+      return;
+    }
+    if (auto Known = Classes.find(Qualified); Known != Classes.end()) {
+      Found = isModuleClass(Known->second, Depth + 1);
+      return;
+    }
+    if (auto [File, Rest] = imported(Qualified); File) {
+      auto Imported = File->Classes.find(Rest);
+      if (Imported != File->Classes.end())
+        Found = File->isModuleClass(Imported->second, Depth + 1);
+    }
+  });
+  return Found;
+}
+
+} // namespace detail
+} // namespace python
+} // namespace ddpguard
