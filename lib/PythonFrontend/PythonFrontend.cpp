@@ -10,6 +10,7 @@
 #include "Frontend.h"
 #include "Parsing.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/thread.h"
 
 namespace ddpguard {
 namespace python {
@@ -53,8 +54,8 @@ CheckResult Frontend::findings(TSNode Root) {
 
 using namespace detail;
 
-std::vector<CheckResult> checkSources(llvm::ArrayRef<SourceFile> Sources,
-                                      const RuleSet &Rules) {
+static std::vector<CheckResult>
+checkOnThisThread(llvm::ArrayRef<SourceFile> Sources, const RuleSet &Rules) {
   std::unique_ptr<TSParser, void (*)(TSParser *)> Parser(ts_parser_new(),
                                                          ts_parser_delete);
   ts_parser_set_language(Parser.get(), tree_sitter_python());
@@ -109,6 +110,18 @@ std::vector<CheckResult> checkSources(llvm::ArrayRef<SourceFile> Sources,
     Results.push_back(
         Frontends[I]->findings(ts_tree_root_node(Parsed[I].Tree.get())));
   }
+  return Results;
+}
+
+std::vector<CheckResult> checkSources(llvm::ArrayRef<SourceFile> Sources,
+                                      const RuleSet &Rules) {
+  // The walks recurse over the tree: they run on a stack of their own, of a
+  // size that does not depend on the caller's thread (as clang gives its
+  // parser one).
+  std::vector<CheckResult> Results;
+  llvm::thread Worker(std::optional<unsigned>(AnalysisStackSize),
+                      [&] { Results = checkOnThisThread(Sources, Rules); });
+  Worker.join();
   return Results;
 }
 
