@@ -29,6 +29,9 @@ macro(ddpguard_find_checker_dependencies)
   ddpguard_require(DDPGUARD_CLANG_TIDY clang-tidy-19 "clang-tidy-19")
   find_program(DDPGUARD_CLANG clang++-19 HINTS "${LLVM_TOOLS_BINARY_DIR}")
   ddpguard_require(DDPGUARD_CLANG clang-19 "clang++-19")
+  # tree-sitter is C: the fuzz configuration compiles it with the same Clang.
+  find_program(DDPGUARD_CLANG_C clang-19 HINTS "${LLVM_TOOLS_BINARY_DIR}")
+  ddpguard_require(DDPGUARD_CLANG_C clang-19 "clang-19")
   # Standalone LibTooling binaries need clang's own resource headers (stddef.h).
   execute_process(COMMAND "${DDPGUARD_CLANG}" -print-resource-dir
     OUTPUT_VARIABLE DDPGUARD_CLANG_RESOURCE_DIR OUTPUT_STRIP_TRAILING_WHITESPACE)

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Runs the CLI fuzz target for a bounded time from the corpus in the tree.
+# Runs a fuzz target for a bounded time from its corpus in the tree.
 # New inputs go to a scratch copy (the tree's corpus changes only by hand:
 # `ddpguard-fuzz -merge=1 test/fuzz/corpus NEW_DIR`); a crash or a broken
 # invariant fails the test and prints the input that caused it.
-# Usage: run.sh FUZZER SECONDS
+# Usage: run.sh FUZZER SECONDS [DICTIONARY CORPUS]
 set -uo pipefail
-fuzzer=$1 seconds=$2
 here=$(cd "$(dirname "$0")" && pwd)
+fuzzer=$1 seconds=$2 dict=${3:-$here/ddpguard.dict} corpus=${4:-$here/corpus}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus" "$work/artifacts"
 "$fuzzer" -max_total_time="$seconds" -seed=1 -timeout=60 -rss_limit_mb=6144 \
-  -dict="$here/ddpguard.dict" -artifact_prefix="$work/artifacts/" \
-  -print_final_stats=1 "$work/corpus" "$here/corpus" 2>"$work/log"
+  -dict="$dict" -artifact_prefix="$work/artifacts/" \
+  -print_final_stats=1 "$work/corpus" "$corpus" 2>"$work/log"
 rc=$?
 grep -E '^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|stat::new_units_added)' "$work/log"
 if ((rc != 0)); then

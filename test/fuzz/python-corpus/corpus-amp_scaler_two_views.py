@@ -1,0 +1,37 @@
+# Mixed precision with a GradScaler (torch.amp, the AMP recipe's
+# scaler.scale(loss).backward(); scaler.step(opt)) on the two-view step;
+# autocast on CPU in bfloat16.
+import gc
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main():
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    model = DDP(nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    torch.manual_seed(1 + dist.get_rank())
+    for step in range(3):
+        x = torch.randn(6, 8)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z1 = model(x + 0.1 * torch.randn_like(x))
+            z2 = model(x + 0.1 * torch.randn_like(x))  # corpus: expect here
+            loss = (z1.float() - z2.float()).pow(2).mean()
+        opt.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    print(f"rank {dist.get_rank()} loss {loss.item():.6f}")
+    del model, opt
+    gc.collect()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+# The DDP model built by a factory function (build_model() returning
+# DDP(net), as train.py files that keep model construction in a function),
+# then the two-view step.
+import gc
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def build_model():
+    net = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 4))
+    return DDP(net)
+
+
+def main():
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    model = build_model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    torch.manual_seed(1 + dist.get_rank())
+    for step in range(3):
+        x = torch.randn(6, 8)
+        z1 = model(x + 0.1 * torch.randn_like(x))
+        z2 = model(x + 0.1 * torch.randn_like(x))  # corpus: expect here
+        loss = (z1 - z2).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(f"rank {dist.get_rank()} loss {loss.item():.6f}")
+    del model, opt
+    gc.collect()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
