@@ -48,7 +48,9 @@ def sha256(data):
 
 
 def mirror_dir(mirrors, repo):
-    return mirrors / repo.replace("/", "+") / "repo"
+    """The snapshot's git directory: <owner>+<name>/repo, bare or with a .git."""
+    checkout = mirrors / repo.replace("/", "+") / "repo"
+    return checkout / ".git" if (checkout / ".git").is_dir() else checkout
 
 
 def git(git_dir, *args):
