@@ -2,7 +2,8 @@
 """Runs every entry's minimal CPU repro on each torch and compares the
 outcome with the manifest's repro_outcome.
 
-Each repro runs twice per torch (repros/repro_support.py):
+Each repro runs its step twice per torch, in one process
+(repros/repro_support.py):
   --watch  decides the outcome: "saved-tensor-modified" when a tensor autograd
            saved changed version before the backward read it, else "trains";
   --plain  without hooks, so autograd's own check runs: it must raise where
@@ -33,18 +34,21 @@ INTERPRETERS = {
 TIMEOUT_S = 300
 
 
-def run_one(python, script, mode):
-    """The repro's last JSON line, or an outcome that says why there is none."""
+def run_one(python, script):
+    """The repro's watch and plain results (its last JSON line), or outcomes
+    that say why there are none."""
     try:
-        done = subprocess.run([str(python), str(script), f"--{mode}"], cwd=script.parent,
+        done = subprocess.run([str(python), str(script)], cwd=script.parent,
                               capture_output=True, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return {"outcome": "timeout"}
+        return {"outcome": "timeout"}, {"outcome": "timeout"}
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("{"):
-            return json.loads(line)
-    return {"outcome": "no-result", "returncode": done.returncode,
-            "stderr_tail": done.stderr[-400:]}
+            report = json.loads(line)
+            return report["watch"], report["plain"]
+    failed = {"outcome": "no-result", "returncode": done.returncode,
+              "stderr_tail": done.stderr[-400:]}
+    return failed, failed
 
 
 def modes_agree(watched, plain):
@@ -74,8 +78,7 @@ def main():
         script = HERE / entry["repro"]
         for version in args.versions:
             started = time.monotonic()
-            watched = run_one(INTERPRETERS[version], script, "watch")
-            plain = run_one(INTERPRETERS[version], script, "plain")
+            watched, plain = run_one(INTERPRETERS[version], script)
             expected = entry["repro_outcome"].get(version)
             ok = watched["outcome"] == expected and modes_agree(watched, plain)
             failures += not ok

@@ -12,8 +12,10 @@ on the CPU) and calls `main(step)` or `main_ddp(step)`. Two modes:
 --plain  no hooks: autograd's own check runs; the type of the exception the
          step raised, if any, is reported.
 
-The last line of stdout is one JSON object: {"outcome": "saved-tensor-modified"
-| "trains" | "raised", ...}.
+With neither flag both run, one after the other, each on freshly built
+models. The last line of stdout is one JSON object: {"torch": ..., "watch":
+{"outcome": "saved-tensor-modified" | "trains" | "raised", ...}, "plain":
+{...}} (only the mode asked for when a flag is given).
 """
 
 import datetime
@@ -61,13 +63,18 @@ def _run(step, args, watch):
     return {"outcome": "trains"}
 
 
-def _watching():
-    return "--plain" not in sys.argv[1:]
+def _modes():
+    """The modes asked for on the command line, as (name, watch) pairs."""
+    asked = [flag[2:] for flag in sys.argv[1:] if flag in ("--watch", "--plain")]
+    return [(mode, mode == "watch") for mode in (asked or ["watch", "plain"])]
 
 
 def main(step):
-    torch.manual_seed(0)
-    print(json.dumps({"torch": torch.__version__, **_run(step, (), _watching())}))
+    report = {"torch": torch.__version__}
+    for mode, watch in _modes():
+        torch.manual_seed(0)
+        report[mode] = _run(step, (), watch)
+    print(json.dumps(report))
 
 
 def _free_port():
@@ -87,11 +94,14 @@ def _rank_main(rank, world_size, port, step, watch, results):
 
 
 def main_ddp(step, world_size=2):
-    """Runs step(rank) on world_size Gloo ranks; the outcome is rank 0's
-    (every rank's is listed under "ranks")."""
-    with mp.Manager() as manager:
-        results = manager.dict()
-        mp.spawn(_rank_main, args=(world_size, _free_port(), step, _watching(), results),
-                 nprocs=world_size, join=True)
-        ranks = [results.get(rank, {"outcome": "no-result"}) for rank in range(world_size)]
-    print(json.dumps({"torch": torch.__version__, **ranks[0], "ranks": ranks}))
+    """Runs step(rank) on world_size Gloo ranks, a fresh process group per
+    mode; a mode's outcome is rank 0's (every rank's is under "ranks")."""
+    report = {"torch": torch.__version__}
+    for mode, watch in _modes():
+        with mp.Manager() as manager:
+            results = manager.dict()
+            mp.spawn(_rank_main, args=(world_size, _free_port(), step, watch, results),
+                     nprocs=world_size, join=True)
+            ranks = [results.get(rank, {"outcome": "no-result"}) for rank in range(world_size)]
+        report[mode] = {**ranks[0], "ranks": ranks}
+    print(json.dumps(report))
