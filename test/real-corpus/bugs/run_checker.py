@@ -3,9 +3,10 @@
 verdicts' lines, each buggy file alone and with its project folder.
 
 A verdict is found when a finding of the verdict's check is at the
-verdict's file and line. A finding of the same check elsewhere in that file
-is counted apart ("elsewhere"), as is a run that ends in an error or a
-crash.
+verdict's file and line. A finding at one of the verdict's call_sites (a
+call that runs the verdict's line, named when the verdict was written) and a
+finding of the same check elsewhere in that file are counted apart, as are
+runs with files the checker could not parse and runs that crash.
 
     run_checker.py --ddpguard build/bin/ddpguard            # every ready entry
     run_checker.py --ddpguard ... --json out.json --markdown BASELINE-table.md ID ...
@@ -42,22 +43,32 @@ def run_ddpguard(ddpguard, target):
     except json.JSONDecodeError:
         return {"status": f"no report (exit {done.returncode})", "findings": [],
                 "stderr_tail": done.stderr[-400:], "seconds": seconds}
-    # Exit status 0 is clean, 1 findings; anything else is an error or a crash.
-    status = "ok" if done.returncode in (0, 1) else f"exit {done.returncode}"
+    # Exit status 0 is clean, 1 findings, 2 errors (files it could not read or
+    # parse, listed in the report; the rest was checked). No report is a crash.
+    errors = document.get("errors", [])
+    status = "ok" if done.returncode in (0, 1) else (
+        "errors" if done.returncode == 2 and errors else f"exit {done.returncode}")
     return {"status": status, "findings": document.get("findings", []),
-            "errors": document.get("errors", []), "seconds": seconds}
+            "errors": errors, "seconds": seconds}
 
 
 def same_file(finding_file, path):
     return os.path.realpath(finding_file) == os.path.realpath(path)
 
 
-def score(verdict, path, run):
-    """'found', 'elsewhere' (same check, same file, another line) or 'missed'."""
-    in_file = [finding for finding in run["findings"]
-               if finding.get("check") == verdict["check"] and same_file(finding["file"], path)]
-    if any(finding["line"] == verdict["line"] for finding in in_file):
+def score(verdict, base, run):
+    """'found'; 'call site' (at a call, named by the verdict's call_sites,
+    that runs the verdict's line); 'elsewhere' (same check, same file, another
+    line); or 'missed'."""
+    def at(file, line):
+        return any(finding.get("check") == verdict["check"] and finding["line"] == line
+                   and same_file(finding["file"], base / file) for finding in run["findings"])
+    if at(verdict["file"], verdict["line"]):
         return "found"
+    if any(at(site["file"], site["line"]) for site in verdict.get("call_sites", [])):
+        return "call site"
+    in_file = [finding for finding in run["findings"] if finding.get("check") == verdict["check"]
+               and same_file(finding["file"], base / verdict["file"])]
     return "elsewhere" if in_file else "missed"
 
 
@@ -68,9 +79,8 @@ def check_entry(entry, status, ddpguard):
     folder = run_ddpguard(ddpguard, Path(status["root"]))
     verdicts = []
     for verdict in entry["verdicts"]:
-        path = base / verdict["file"]
-        verdicts.append({**verdict, "alone": score(verdict, path, alone[verdict["file"]]),
-                         "folder": score(verdict, path, folder)})
+        verdicts.append({**verdict, "alone": score(verdict, base, alone[verdict["file"]]),
+                         "folder": score(verdict, base, folder)})
     return {"id": entry["id"], "verdicts": verdicts,
             "runs": {"alone": {file: {k: v for k, v in run.items() if k != "findings"}
                                | {"findings": len(run["findings"])} for file, run in alone.items()},
@@ -104,12 +114,17 @@ def totals(results):
         return sum(all(v[where] == "found" for v in r["verdicts"]) for r in results)
     def any_found(where):
         return sum(any(v[where] == "found" for v in r["verdicts"]) for r in results)
+    def at_call_site(where):
+        return sum(verdict[where] == "call site" for verdict in verdicts)
     runs = [run for r in results for run in [*r["runs"]["alone"].values(), r["runs"]["folder"]]]
     return {"entries": len(results), "verdicts": len(verdicts),
             "verdicts_found_alone": count("alone"), "verdicts_found_folder": count("folder"),
+            "verdicts_at_call_site_alone": at_call_site("alone"),
+            "verdicts_at_call_site_folder": at_call_site("folder"),
             "entries_all_found_alone": entries_found("alone"), "entries_all_found_folder": entries_found("folder"),
             "entries_any_found_alone": any_found("alone"), "entries_any_found_folder": any_found("folder"),
-            "runs": len(runs), "runs_not_ok": sum(run["status"] != "ok" for run in runs),
+            "runs": len(runs), "runs_with_errors": sum(run["status"] == "errors" for run in runs),
+            "runs_crashed": sum(run["status"] not in ("ok", "errors") for run in runs),
             "seconds": round(sum(run["seconds"] for run in runs), 1)}
 
 
