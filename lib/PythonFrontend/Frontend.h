@@ -96,6 +96,8 @@ public:
   bool bindDDPNames();
   /// Pass 2: the file's findings.
   CheckResult findings(TSNode Root);
+  /// Where absolute imports resolve after the file's folder.
+  std::vector<std::string> SourceRoots;
 
 private:
   StringRef text(TSNode N) const {

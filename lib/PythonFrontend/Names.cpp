@@ -121,7 +121,8 @@ Frontend::imported(StringRef Qualified) const {
   // The longest module path of a file of the run that the name starts
   // with: relative imports name it ("/src/pkg:models.build"), absolute ones
   // from the importing file's folder first (the script's folder is first on
-  // sys.path), else the one file of the run that can be that module.
+  // sys.path), then from its project's source roots, else the one file of
+  // the run that can be that module.
   auto [Base, Dotted] = Qualified.split(':');
   bool Relative = Qualified.contains(':');
   if (!Relative) {
@@ -137,6 +138,9 @@ Frontend::imported(StringRef Qualified) const {
       return {Found, Rest.str()};
     if (Relative)
       continue;
+    for (const std::string &Root : SourceRoots)
+      if (Frontend *Found = Files.ByPath.lookup(Root + "/" + Inside))
+        return {Found, Rest.str()};
     auto Named = Files.ByName.find(Module);
     if (Named != Files.ByName.end() && Named->second.size() == 1)
       return {Named->second.front(), Rest.str()};

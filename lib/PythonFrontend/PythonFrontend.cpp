@@ -73,6 +73,7 @@ checkOnThisThread(llvm::ArrayRef<SourceFile> Sources, const RuleSet &Rules) {
     Files.Sources[Tree] = File.Source;
     Frontends.push_back(std::make_unique<Frontend>(
         File.Path, File.Source, Tree, Rules, File.Options, Files));
+    Frontends.back()->SourceRoots = File.SourceRoots;
     // The module path, and every dotted name the file could be imported as.
     StringRef Module = File.Path;
     Module.consume_back(".py");
@@ -103,8 +104,9 @@ checkOnThisThread(llvm::ArrayRef<SourceFile> Sources, const RuleSet &Rules) {
   }
   std::vector<CheckResult> Results;
   for (size_t I = 0; I < Sources.size(); ++I) {
-    if (!Frontends[I]) {
-      Results.emplace_back().TooDeep = Parsed[I].TooDeep;
+    if (!Frontends[I] || Sources[I].Context) {
+      Results.emplace_back().TooDeep =
+          Sources[I].Context ? std::nullopt : Parsed[I].TooDeep;
       continue;
     }
     Results.push_back(

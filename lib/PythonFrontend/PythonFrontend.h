@@ -157,6 +157,12 @@ struct SourceFile {
   std::string Path;
   llvm::StringRef Source;
   CheckOptions Options;
+  /// Read only for what the run's other files import from it or pass to
+  /// it: its own result is empty.
+  bool Context = false;
+  /// The folders its project's absolute imports are resolved from (the
+  /// project root, its src/), after the file's own folder.
+  std::vector<std::string> SourceRoots;
 };
 
 /// Checks the files of one run together: a factory, a helper or a module

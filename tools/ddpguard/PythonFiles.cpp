@@ -1,6 +1,7 @@
 //===- PythonFiles.cpp ----------------------------------------------------===//
 
 #include "PythonFiles.h"
+#include "PythonProject.h"
 #include "PythonFrontend/PythonFrontend.h"
 #include "Tidy/CheckNames.h"
 #include "Tidy/MultipleForwardBeforeBackwardCheck.h"
@@ -196,7 +197,7 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                  const RuleSet &Rules, TorchVersionJudge &Judge,
                  PythonConfigs &Configs, PythonFixMode FixMode,
                  std::vector<ClangTidyError> &Findings,
-                 std::vector<FileProblem> &Errors) {
+                 std::vector<FileProblem> &Errors, ContentStamps *Read) {
   std::map<std::string, unsigned> SyntaxErrors;
   std::vector<JudgedTorch> Judgements;
   std::vector<const PythonConfig *> FileConfigs;
@@ -213,9 +214,26 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
     Options.AssumeModulesHaveBuffers = Config.AssumeModulesHaveBuffers;
     Sources.push_back({File, Text, Options});
   }
+  PythonProject Project = readPythonProject(Texts);
+  for (size_t I = 0; I < Texts.size(); ++I)
+    Sources[I].SourceRoots = Project.SourceRoots[I];
+  for (size_t I = 0; I < Project.Context.size(); ++I) {
+    python::SourceFile Context{Project.Context[I].Path,
+                               Project.Context[I].Text->getBuffer(),
+                               Sources.empty() ? python::CheckOptions()
+                                               : Sources.front().Options};
+    Context.Context = true;
+    Context.SourceRoots = Project.ContextRoots[I];
+    // A broadcast fix edits the construction, which may be in a context
+    // file, as it does when the folder is checked.
+    if (Read)
+      Read->record(resolvedPath(Context.Path),
+                   ContentStamp::of(Context.Source));
+    Sources.push_back(std::move(Context));
+  }
   std::vector<python::CheckResult> Results =
       python::checkSources(Sources, Rules);
-  for (size_t I = 0; I < Sources.size(); ++I) {
+  for (size_t I = 0; I < Texts.size(); ++I) {
     const std::string &File = Sources[I].Path;
     StringRef Text = Sources[I].Source;
     const JudgedTorch &Judged = Judgements[I];
@@ -422,7 +440,7 @@ unsigned checkPythonSource(const std::string &File, StringRef Text,
                            std::vector<ClangTidyError> &Findings,
                            std::vector<FileProblem> &Errors) {
   return checkPythonTexts({{File, Text}}, Rules, Judge, Configs, FixMode,
-                          Findings, Errors)[File];
+                          Findings, Errors, /*Read=*/nullptr)[File];
 }
 
 std::map<std::string, unsigned>
@@ -446,7 +464,7 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
     Buffers.push_back(std::move(*Buffer));
   }
   return checkPythonTexts(Texts, Rules, Judge, Configs, FixMode, Findings,
-                          Errors);
+                          Errors, &Read);
 }
 
 } // namespace ddpguard
