@@ -1,6 +1,7 @@
 //===- Findings.cpp - clobbers to findings ----------------------------------===//
 
 #include "Lowering.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace ddpguard {
 namespace python {
@@ -92,7 +93,7 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
       StepFinding Found;
       Found.Optimizer = Step->second.first;
       Found.OptimizerClass = Step->second.second.Class;
-      Found.Module = Step->second.second.ParametersOf;
+      Found.Module = llvm::join(Step->second.second.ParametersOf, ", ");
       Found.Assumed = Step->second.second.Assumed;
       Found.Step = L.Sites[Write.Site];
       Found.Forward = First->first;

@@ -149,12 +149,24 @@ private:
                                                   unsigned Depth) const;
   /// An optimizer a name is bound to: Adam(model.parameters(), ...).
   struct OptimizerInfo {
-    std::string ParametersOf;
+    /// The keys of the modules whose parameters it steps ("net",
+    /// "net.encoder": a part of net).
+    std::vector<std::string> ParametersOf;
     std::string Class;
     bool Bumps = true;
     bool Assumed = false;
   };
   std::optional<OptimizerInfo> optimizerNamed(TSNode N, const Scope &S) const;
+  /// The keys of the modules whose parameters an optimizer's params
+  /// argument holds: X.parameters() (X may be a part of a module: net.enc),
+  /// parameter groups, chain(...), list(...) + list(...), filter(f, ...),
+  /// comprehensions and names bound to these. Empty when any part is not
+  /// followed.
+  std::vector<std::string> parameterSources(TSNode Params, const Scope &S,
+                                            unsigned Depth = 0) const;
+  /// A module or a part of one: the key of the longest prefix of the
+  /// attribute chain N that names a module, with the rest appended.
+  std::optional<std::string> moduleOrPartKey(TSNode N, const Scope &S) const;
   /// The right sides assigned to the name or self attribute N in S (and the
   /// module's code, or the class's methods).
   std::vector<TSNode> assignedTo(TSNode N, const Scope &S) const;

@@ -555,9 +555,12 @@ Lowering::Values Lowering::call(TSNode N) {
       Values All = children(Arguments);
       SiteId Site = site(N);
       Steps[Site] = {F.text(Stepped).str(), *Optimizer};
-      Graph.append(Current,
-                   Event::write(Site, WriteKind::Step,
-                                {parametersOf(Optimizer->ParametersOf)}));
+      llvm::SmallVector<TensorSetId, 2> Written;
+      for (const std::string &Key : Optimizer->ParametersOf)
+        for (TensorSetId Set : overlappingParameters(Key))
+          if (!llvm::is_contained(Written, Set))
+            Written.push_back(Set);
+      Graph.append(Current, Event::write(Site, WriteKind::Step, Written));
       return All;
     }
   }

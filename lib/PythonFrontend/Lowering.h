@@ -170,6 +170,17 @@ private:
     return It->second;
   }
   llvm::StringMap<TensorSetId> ParameterSets;
+  /// The parameter sets a step over the parameters of Key writes: Key's own,
+  /// and those of the modules it is a part of or that are parts of it (a
+  /// forward of net saves the parameters of net.encoder too).
+  llvm::SmallVector<TensorSetId, 2> overlappingParameters(StringRef Key) {
+    llvm::SmallVector<TensorSetId, 2> Sets = {parametersOf(Key)};
+    for (const auto &[Other, Set] : ParameterSets)
+      if (Other != Key && (Other.starts_with((Key + ".").str()) ||
+                           Key.starts_with((Other + ".").str())))
+        Sets.push_back(Set);
+    return Sets;
+  }
   /// The plain module a name or self attribute is bound to, asked once per
   /// key (each asking scans the scope's assignments).
   std::optional<Frontend::ModuleInfo> moduleNamed(TSNode N, StringRef Key) {

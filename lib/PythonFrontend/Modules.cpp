@@ -369,20 +369,11 @@ Frontend::optimizerNamed(TSNode N, const Scope &S) const {
       if (Keyword == "fused")
         Fused = type(field(A, "value")) == "true";
     });
-    // model.parameters(), model.module.parameters().
-    TSNode Of = field(Params, "function");
-    if (type(Params) != "call" || type(Of) != "attribute" ||
-        text(field(Of, "attribute")) != "parameters")
-      continue;
-    TSNode Module = field(Of, "object");
-    if (type(Module) == "attribute" &&
-        text(field(Module, "attribute")) == "module")
-      Module = field(Module, "object");
-    std::optional<ModuleInfo> Stepped = moduleNamed(Module, S);
-    if (!Stepped)
+    std::vector<std::string> Keys = parameterSources(Params, S);
+    if (Keys.empty())
       continue;
     OptimizerInfo Info;
-    Info.ParametersOf = Stepped->Key;
+    Info.ParametersOf = std::move(Keys);
     Info.Class = qualifiedName(field(Right, "function"));
     // Measured (docs/ground-truth.md): every torch.optim step bumps the
     // version counters of the parameters it updates, except fused ones.
@@ -391,6 +382,95 @@ Frontend::optimizerNamed(TSNode N, const Scope &S) const {
     return Info;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> Frontend::moduleOrPartKey(TSNode N,
+                                                     const Scope &S) const {
+  // model.module is the DDP object's wrapped module: model's parameters.
+  std::string Part;
+  while (type(N) == "attribute") {
+    if (std::optional<ModuleInfo> Module = moduleNamed(N, S))
+      return Module->Key + Part;
+    StringRef Attribute = text(field(N, "attribute"));
+    if (Attribute != "module")
+      Part = ("." + Attribute + Part).str();
+    N = field(N, "object");
+  }
+  if (std::optional<ModuleInfo> Module = moduleNamed(N, S))
+    return Module->Key + Part;
+  return std::nullopt;
+}
+
+std::vector<std::string> Frontend::parameterSources(TSNode Params,
+                                                    const Scope &S,
+                                                    unsigned Depth) const {
+  std::vector<std::string> Keys;
+  bool Followed = Depth < 8;
+  auto Add = [&](TSNode Part) {
+    std::vector<std::string> More = parameterSources(Part, S, Depth + 1);
+    Followed &= !More.empty();
+    Keys.insert(Keys.end(), More.begin(), More.end());
+  };
+  StringRef Kind = type(Params);
+  if (!Followed) {
+  } else if (Kind == "call") {
+    TSNode Callee = field(Params, "function");
+    TSNode Arguments = field(Params, "arguments");
+    std::string Called = qualifiedName(Callee);
+    StringRef Last = StringRef(Called).rsplit('.').second;
+    if (Last.empty())
+      Last = Called;
+    if (type(Callee) == "attribute" &&
+        text(field(Callee, "attribute")) == "parameters") {
+      if (std::optional<std::string> Key =
+              moduleOrPartKey(field(Callee, "object"), S))
+        Keys.push_back(*Key);
+      else
+        Followed = false;
+    } else if (Called == "itertools.chain" || Last == "chain" ||
+               Called == "list" || Called == "tuple") {
+      forEachNamedChild(Arguments, Add);
+    } else if (Called == "filter") {
+      Add(namedChild(Arguments, 1));
+    } else {
+      Followed = false;
+    }
+  } else if (Kind == "binary_operator" && text(field(Params, "operator")) == "+") {
+    Add(field(Params, "left"));
+    Add(field(Params, "right"));
+  } else if (Kind == "list" || Kind == "tuple") {
+    // Parameter groups: [{"params": ..., "lr": ...}, ...].
+    forEachNamedChild(Params, [&](TSNode Item) {
+      if (type(Item) != "dictionary") {
+        Add(Item);
+        return;
+      }
+      forEachNamedChild(Item, [&](TSNode Pair) {
+        TSNode Key = field(Pair, "key");
+        if (type(Pair) == "pair" && type(Key) == "string" &&
+            text(Key).trim("'\"") == "params")
+          Add(field(Pair, "value"));
+      });
+    });
+  } else if (Kind == "list_comprehension" || Kind == "generator_expression") {
+    forEachNamedChild(Params, [&](TSNode Clause) {
+      if (type(Clause) == "for_in_clause")
+        Add(field(Clause, "right"));
+    });
+  } else if (Kind == "identifier" || Kind == "attribute") {
+    std::vector<TSNode> Rights = assignedTo(Params, S);
+    if (Rights.empty())
+      Followed = false;
+    for (TSNode Right : Rights)
+      Add(Right);
+  } else if (Kind == "parenthesized_expression") {
+    Add(namedChild(Params, 0));
+  } else {
+    Followed = false;
+  }
+  if (!Followed)
+    Keys.clear();
+  return Keys;
 }
 
 bool Frontend::isGradFree(TSNode N, const Scope &S, unsigned Depth) const {

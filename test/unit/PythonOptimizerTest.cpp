@@ -1,0 +1,97 @@
+//===- PythonOptimizerTest.cpp - what an optimizer's step writes ----------===//
+//
+// A step writes exactly the parameters its optimizer was built over: a part
+// of a model, parameter groups, chain(...), list + list, filter(...), a
+// comprehension (issue 28, construct 4).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PythonFrontend/PythonFrontend.h"
+#include "gtest/gtest.h"
+#include <string>
+
+using namespace ddpguard;
+using namespace ddpguard::python;
+
+namespace {
+
+CheckResult check(const std::string &Source) {
+  static const RuleSet Rules = RuleSet::builtin();
+  CheckOptions Options;
+  Options.Version = *TorchVersion::parse("2.11.0");
+  return checkSource(Source, Rules, Options);
+}
+
+// G and D, a VAE-like net with two parts, and a loop where the optimizer
+// built from Params steps between a forward (line 21) and its backward. A
+// Linear saves its weight only when its input requires grad.
+std::string gan(const std::string &Params, const std::string &Forward) {
+  return R"py(import itertools
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 4)
+        self.decoder = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+net = Net()
+g = nn.Linear(4, 4)
+d = nn.Linear(4, 4)
+opt = torch.optim.Adam()py" +
+         Params + R"py()
+for x in loader:
+    y = )py" + Forward + R"py(
+    opt.step()
+    y.sum().backward()
+)py";
+}
+
+void expectStep(const std::string &Params, const std::string &Forward,
+                bool Reported) {
+  SCOPED_TRACE(Params + " / " + Forward);
+  CheckResult R = check(gan(Params, Forward));
+  ASSERT_EQ(R.Steps.size(), Reported ? 1u : 0u);
+  if (Reported) {
+    EXPECT_EQ(R.Steps[0].Step.Line, 22u);
+    EXPECT_EQ(R.Steps[0].Forward.Line, 21u);
+  }
+}
+
+TEST(PythonOptimizer, APartOfAModel) {
+  expectStep("params=net.encoder.parameters()", "net(x)", true);
+  expectStep("net.decoder.parameters()", "net(x)", true);
+}
+
+TEST(PythonOptimizer, SeveralModules) {
+  expectStep("itertools.chain(g.parameters(), d.parameters())", "d(g(x))",
+             true);
+  expectStep("list(g.parameters()) + list(d.parameters())", "d(g(x))", true);
+  expectStep("[{'params': g.parameters()}, {'params': d.parameters(), "
+             "'lr': 1e-3}]",
+             "d(g(x))", true);
+}
+
+TEST(PythonOptimizer, FiltersAndComprehensions) {
+  expectStep("filter(lambda p: p.requires_grad, d.parameters())", "d(g(x))",
+             true);
+  expectStep("[p for p in d.parameters() if p.requires_grad]", "d(g(x))",
+             true);
+}
+
+TEST(PythonOptimizer, OtherModulesAreNotWritten) {
+  // d's first forward saves no weight (its input needs no grad); the second
+  // saves d's weight, which these optimizers do not step.
+  expectStep("itertools.chain(g.parameters(), net.parameters())", "d(d(x))",
+             false);
+  expectStep("[{'params': g.parameters()}]", "d(d(x))", false);
+  expectStep("[{'params': d.parameters()}]", "d(d(x))", true);
+}
+
+} // namespace
