@@ -1,0 +1,63 @@
+"""Hostile inputs of the CLI's own: files, folders, configuration, messages
+(issue 31: items 2, 3, 4, 5, 11, 12, deliverables 2 and 3, and the classes
+that already passed when it was filed)."""
+import re
+
+from hostile_case import (CLEAN, INPUTS, TWO_VIEW, TWO_VIEW_FINDING_LINE, Case,
+                          Fifo, Folder, Link, WithMode)
+
+F = TWO_VIEW_FINDING_LINE
+CHECK = "ddp-multiple-forward-before-backward"
+MOCK_FLAGS = ["-std=c++17", "-isystem", str(INPUTS / "mock")]
+CPP_TWO_VIEWS = (INPUTS / "cli" / "two-views.cpp").read_bytes()
+CRASHED = r"PLEASE submit|Stack dump|terminate called"
+CPP_ADVICE = r"compilation database|compile_commands"
+
+
+def noqa(comment: str) -> bytes:
+    """two_view.py with comment on the warning's line."""
+    return TWO_VIEW.replace(b"out2 = model(input1)\n",
+                            b"out2 = model(input1)  " + comment.encode() + b"\n")
+
+
+CASES = []
+add = CASES.append
+
+# --- Classes that already passed when issue 31 was filed --------------------
+add(Case("empty_file", {"a.py": b""}, ["a.py"], exit=0, findings=[]))
+add(Case("binary_file", {"a.py": bytes(range(256)) * 64, "b.py": TWO_VIEW},
+         ["."], exit=2, findings=[f"b.py:{F}"], stderr=[r"a\.py: "]))
+add(Case("nul_byte", {"a.py": TWO_VIEW.replace(b"import torch\n", b"import\0torch\n")},
+         ["a.py"], exit=(1, 2), not_stderr=[CRASHED]))
+add(Case("invalid_utf8", {"a.py": TWO_VIEW + b"s = '\xff\xfe'\n"},
+         ["a.py"], exit=(1, 2), not_stderr=[CRASHED]))
+add(Case("utf8_bom", {"a.py": b"\xef\xbb\xbf" + TWO_VIEW}, ["a.py"], exit=1,
+         findings=[f"a.py:{F}"]))
+add(Case("utf16_bom", {"a.py": b"\xff\xfe" + TWO_VIEW.decode().encode("utf-16-le")},
+         ["a.py"], exit=(1, 2), not_stderr=[CRASHED]))
+add(Case("crlf", {"a.py": TWO_VIEW.replace(b"\n", b"\r\n")}, ["a.py"], exit=1,
+         findings=[f"a.py:{F}"]))
+add(Case("tabs", {"a.py": TWO_VIEW.replace(b"    ", b"\t")}, ["a.py"], exit=1,
+         findings=[f"a.py:{F}"]))
+# tree-sitter's grammar still takes Python 2's print and exec statements.
+add(Case("python2_source", {"a.py": b"print 'hello'\nexec 'x = 1'\n" + TWO_VIEW,
+                            "b.py": b"print >>f, 'x'\nx = `1`\nexec 'y'\n"},
+         ["a.py", "b.py"], exit=1, findings=[f"a.py:{2 + F}"], not_stderr=[r"."]))
+add(Case("huge_file", {"a.py": b"x = 1\n" * 300_000 + TWO_VIEW}, ["a.py"], exit=1,
+         findings=[f"a.py:{300_000 + F}"], timeout=120))
+add(Case("huge_line", {"a.py": b"x = '" + b"a" * 10_000_000 + b"'\n" + TWO_VIEW},
+         ["a.py"], exit=1, findings=[f"a.py:{1 + F}"], timeout=120))
+# 5 s for 300,000 elements (3,000,000 took over 120 s when measured).
+add(Case("long_list_line", {"a.py": b"x = [" + b"1, " * 300_000 + b"]\n" + TWO_VIEW},
+         ["a.py"], exit=1, findings=[f"a.py:{1 + F}"], timeout=120))
+add(Case("unreadable_file", {"a.py": WithMode(TWO_VIEW, 0o000), "b.py": TWO_VIEW},
+         ["a.py", "b.py"], exit=2, unprivileged=True, findings=[f"b.py:{F}"],
+         stderr=[r"a\.py: cannot read: [Pp]ermission denied"]))
+add(Case("malformed_configuration",
+         {"pyproject.toml": b"[tool.ddpguard\ntorch-version = 2\n", "a.py": TWO_VIEW},
+         ["a.py"], exit=2, findings=[f"a.py:{F}"],
+         stderr=[r"pyproject\.toml: configuration error at line 1"]))
+add(Case("race_during_fix", {"a.py": TWO_VIEW},
+         ["--fix", "--run-before-writing-fixes=printf '# edited\\n' >> a.py", "a.py"],
+         exit=2, changed={"a.py": TWO_VIEW + b"# edited\n"},
+         stderr=[r"a\.py: .*changed"]))
