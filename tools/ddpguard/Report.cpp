@@ -32,8 +32,10 @@ const DiagnosticMessage *broadcastFixNote(const ClangTidyError &F) {
 void LineTable::FileLines::assign(std::string Contents) {
   Text = std::move(Contents);
   Starts = {0};
+  // Lines end in \n, \r\n or a lone \r, as Python and clang read them.
   for (size_t I = 0; I < Text.size(); ++I)
-    if (Text[I] == '\n')
+    if (Text[I] == '\n' ||
+        (Text[I] == '\r' && (I + 1 == Text.size() || Text[I + 1] != '\n')))
       Starts.push_back(I + 1);
 }
 
@@ -67,7 +69,7 @@ llvm::StringRef LineTable::lineText(const std::string &File, unsigned Line) {
   if (Line == 0 || Line > F.Starts.size())
     return "";
   llvm::StringRef Text = llvm::StringRef(F.Text).drop_front(F.Starts[Line - 1]);
-  return Text.take_until([](char C) { return C == '\n'; }).rtrim('\r');
+  return Text.take_until([](char C) { return C == '\n' || C == '\r'; });
 }
 
 static void writeMessage(llvm::raw_ostream &OS, const DiagnosticMessage &M,
