@@ -1,6 +1,7 @@
 //===- Names.cpp - imports, DDP objects and their bindings ------------------===//
 
 #include "Frontend.h"
+#include <functional>
 #include "llvm/Support/Path.h"
 
 namespace ddpguard {
@@ -315,15 +316,32 @@ std::vector<TSNode> Frontend::assignedTo(TSNode N, const Scope &S) const {
   std::string Key = bindingKey(N, S);
   if (Key.empty())
     return Found;
+  // `a, b = X(), Y()` binds a to X() and b to Y(); `a, b = f()` binds each
+  // to the whole right side.
+  std::function<void(TSNode, TSNode, const Scope &)> Pair =
+      [&](TSNode Left, TSNode Right, const Scope &In) {
+        auto IsSequence = [](StringRef Kind) {
+          return Kind == "pattern_list" || Kind == "tuple_pattern" ||
+                 Kind == "list_pattern" || Kind == "tuple" ||
+                 Kind == "list" || Kind == "expression_list";
+        };
+        if (IsSequence(type(Left)) && IsSequence(type(Right)) &&
+            ts_node_named_child_count(Left) ==
+                ts_node_named_child_count(Right)) {
+          for (uint32_t I = 0, E = ts_node_named_child_count(Left); I < E; ++I)
+            Pair(ts_node_named_child(Left, I), ts_node_named_child(Right, I),
+                 In);
+          return;
+        }
+        forEachTarget(Left, [&](TSNode Target) {
+          if (bindingKey(Target, In) == Key)
+            Found.push_back(Right);
+        });
+      };
   auto Scan = [&](const std::vector<TSNode> &Bindings, const Scope &In) {
-    for (TSNode A : Bindings) {
-      if (type(A) != "assignment")
-        continue;
-      forEachTarget(field(A, "left"), [&](TSNode Target) {
-        if (bindingKey(Target, In) == Key)
-          Found.push_back(field(A, "right"));
-      });
-    }
+    for (TSNode A : Bindings)
+      if (type(A) == "assignment")
+        Pair(field(A, "left"), field(A, "right"), In);
   };
   if (StringRef(Key).starts_with("self.")) {
     Scope Methods;

@@ -95,3 +95,26 @@ TEST(PythonOptimizer, OtherModulesAreNotWritten) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(PythonOptimizer, TupleTargetsBindElementWise) {
+  CheckResult R = check(R"py(import torch
+import torch.nn as nn
+
+g, d = nn.Linear(4, 4), nn.Linear(4, 4)
+opt_g, opt_d = torch.optim.Adam(g.parameters()), torch.optim.Adam(d.parameters())
+for x in loader:
+    y = d(g(x))
+    opt_g.step()
+    opt_d.step()
+    y.sum().backward()
+)py");
+  // Both steps write what the forward saved (g's input needs no grad, but
+  // g's result does: d saves its weight; g saves x only).
+  ASSERT_EQ(R.Steps.size(), 1u);
+  EXPECT_EQ(R.Steps[0].Optimizer, "opt_d");
+  EXPECT_EQ(R.Steps[0].Step.Line, 9u);
+}
+
+} // namespace
