@@ -93,7 +93,10 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
       StepFinding Found;
       Found.Optimizer = Step->second.first;
       Found.OptimizerClass = Step->second.second.Class;
-      Found.Module = llvm::join(Step->second.second.ParametersOf, ", ");
+      std::vector<std::string> Names;
+      for (const std::string &Key : Step->second.second.ParametersOf)
+        Names.push_back(displayName(Key));
+      Found.Module = llvm::join(Names, ", ");
       Found.Assumed = Step->second.second.Assumed;
       Found.Step = L.Sites[Write.Site];
       Found.Forward = First->first;

@@ -70,6 +70,23 @@ struct Scope {
   llvm::StringMap<Binding> DDPNames;
 };
 
+/// A module key as the code names it: "net.encoder" of "net@1234:120.encoder".
+inline std::string displayName(StringRef Key) {
+  std::string Name;
+  while (!Key.empty()) {
+    auto [Before, After] = Key.split('@');
+    Name += Before;
+    Key = After.drop_until([](char C) { return C == '.'; });
+  }
+  return Name;
+}
+
+/// An expression and the scope it is read in.
+struct Value {
+  TSNode Node;
+  const Scope *In = nullptr;
+};
+
 struct Run {
   /// The source of each file's tree, for the text of nodes of other files.
   std::map<const TSTree *, StringRef> Sources;
@@ -79,6 +96,11 @@ struct Run {
   /// By every dotted name the file could be imported as ("models",
   /// "pkg.models", ...): the files that could be it.
   llvm::StringMap<std::vector<Frontend *>> ByName;
+  /// The calls of each function of the run, with the scope of each call:
+  /// what binds its parameters. Built at first use, once the names are.
+  std::map<const Scope *, std::vector<std::pair<TSNode, const Scope *>>>
+      CallSites;
+  bool CallSitesBuilt = false;
 };
 
 class Frontend {
@@ -156,7 +178,8 @@ private:
     bool Bumps = true;
     bool Assumed = false;
   };
-  std::optional<OptimizerInfo> optimizerNamed(TSNode N, const Scope &S) const;
+  std::optional<OptimizerInfo> optimizerNamed(TSNode N, const Scope &S,
+                                              unsigned Depth = 0) const;
   /// The keys of the modules whose parameters an optimizer's params
   /// argument holds: X.parameters() (X may be a part of a module: net.enc),
   /// parameter groups, chain(...), list(...) + list(...), filter(f, ...),
@@ -170,6 +193,16 @@ private:
   /// The right sides assigned to the name or self attribute N in S (and the
   /// module's code, or the class's methods).
   std::vector<TSNode> assignedTo(TSNode N, const Scope &S) const;
+  /// What the name or self attribute N may hold in S: the right sides
+  /// assigned to it, and for a parameter of S's function the argument of
+  /// every call of it in the run (read in the caller's scope).
+  std::vector<Value> valuesOf(TSNode N, const Scope &S) const;
+  const std::vector<std::pair<TSNode, const Scope *>> &
+  callSitesOf(const Scope &Function) const;
+  /// A module's key: its name, and where it was constructed, so that a
+  /// module passed to a helper under another name is the same module
+  /// ("net@<file>:120"); displayName drops the place.
+  std::string moduleKey(StringRef Name, TSNode Construction) const;
   /// Whether expression N surely does not require grad in S: literals,
   /// torch's factories (torch.randn, torch.zeros_like, ...), what is
   /// computed from them only, and names bound only to such.

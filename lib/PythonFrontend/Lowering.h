@@ -166,7 +166,8 @@ private:
     auto [It, Inserted] = ParameterSets.try_emplace(Key, 0);
     if (Inserted)
       It->second = Graph.addTensorSet(
-          {TensorSetInfo::Kind::Parameters, (Key + "'s parameters").str()});
+          {TensorSetInfo::Kind::Parameters,
+           displayName(Key) + "'s parameters"});
     return It->second;
   }
   llvm::StringMap<TensorSetId> ParameterSets;

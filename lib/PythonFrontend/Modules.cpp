@@ -328,35 +328,55 @@ Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
   if (Key.empty() || Depth > 8)
     return std::nullopt;
   std::optional<ModuleInfo> Result;
-  for (TSNode Right : assignedTo(N, S)) {
-    if (const WrapperRule *Rule = constructedWrapper(Right)) {
+  for (const Value &V : valuesOf(N, S)) {
+    Frontend &In = *V.In->Owner;
+    TSNode Right = V.Node;
+    // A parameter: the module the caller passes, under the caller's name.
+    if (V.In != &S && (type(Right) == "identifier" || type(Right) == "attribute")) {
+      if (std::optional<ModuleInfo> Passed =
+              In.moduleNamed(Right, *V.In, Depth + 1))
+        Result = Passed;
+      continue;
+    }
+    if (const WrapperRule *Rule = In.constructedWrapper(Right)) {
       // DDP(module): the wrapped module's parameters.
       TSNode Module = namedChild(field(Right, "arguments"),
                                  Rule->ModuleConstructorArgument.value_or(0));
       if (std::optional<ModuleInfo> Inner =
               type(Module) == "call"
                   ? std::optional<ModuleInfo>()
-                  : moduleNamed(Module, S, Depth + 1))
+                  : In.moduleNamed(Module, *V.In, Depth + 1))
         return Inner;
       if (std::optional<ParameterSaves> Made =
-              constructedModule(Module, S, Depth + 1))
-        return ModuleInfo{Key, *Made};
+              In.constructedModule(Module, *V.In, Depth + 1))
+        return ModuleInfo{In.moduleKey(Key, Module), *Made};
       continue;
     }
     if (std::optional<ParameterSaves> Made =
-            constructedModule(Right, S, Depth + 1))
-      Result = ModuleInfo{Key, *Made};
+            In.constructedModule(Right, *V.In, Depth + 1))
+      Result = ModuleInfo{In.moduleKey(Key, Right), *Made};
   }
   return Result;
 }
 
 std::optional<Frontend::OptimizerInfo>
-Frontend::optimizerNamed(TSNode N, const Scope &S) const {
+Frontend::optimizerNamed(TSNode N, const Scope &S, unsigned Depth) const {
   if (S.Owner && S.Owner != this)
-    return S.Owner->optimizerNamed(N, S);
-  for (TSNode Right : assignedTo(N, S)) {
+    return S.Owner->optimizerNamed(N, S, Depth);
+  if (Depth > 8)
+    return std::nullopt;
+  for (const Value &V : valuesOf(N, S)) {
+    TSNode Right = V.Node;
+    // A parameter: the optimizer the caller passes.
+    if (V.In != &S && type(Right) != "call") {
+      if (std::optional<OptimizerInfo> Passed =
+              V.In->Owner->optimizerNamed(Right, *V.In, Depth + 1))
+        return Passed;
+      continue;
+    }
     if (type(Right) != "call")
       continue;
+    const Frontend &In = *V.In->Owner;
     TSNode Arguments = field(Right, "arguments");
     TSNode Params = namedChild(Arguments, 0);
     bool Fused = false;
@@ -369,12 +389,12 @@ Frontend::optimizerNamed(TSNode N, const Scope &S) const {
       if (Keyword == "fused")
         Fused = type(field(A, "value")) == "true";
     });
-    std::vector<std::string> Keys = parameterSources(Params, S);
+    std::vector<std::string> Keys = In.parameterSources(Params, *V.In);
     if (Keys.empty())
       continue;
     OptimizerInfo Info;
     Info.ParametersOf = std::move(Keys);
-    Info.Class = qualifiedName(field(Right, "function"));
+    Info.Class = In.qualifiedName(field(Right, "function"));
     // Measured (docs/ground-truth.md): every torch.optim step bumps the
     // version counters of the parameters it updates, except fused ones.
     Info.Bumps = !Fused;
@@ -458,11 +478,15 @@ std::vector<std::string> Frontend::parameterSources(TSNode Params,
         Add(field(Clause, "right"));
     });
   } else if (Kind == "identifier" || Kind == "attribute") {
-    std::vector<TSNode> Rights = assignedTo(Params, S);
-    if (Rights.empty())
+    std::vector<Value> Values = valuesOf(Params, S);
+    if (Values.empty())
       Followed = false;
-    for (TSNode Right : Rights)
-      Add(Right);
+    for (const Value &V : Values) {
+      std::vector<std::string> More =
+          V.In->Owner->parameterSources(V.Node, *V.In, Depth + 1);
+      Followed &= !More.empty();
+      Keys.insert(Keys.end(), More.begin(), More.end());
+    }
   } else if (Kind == "parenthesized_expression") {
     Add(namedChild(Params, 0));
   } else {

@@ -2,6 +2,8 @@
 
 #include "Frontend.h"
 #include <functional>
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Path.h"
 
 namespace ddpguard {
@@ -358,6 +360,59 @@ std::vector<TSNode> Frontend::assignedTo(TSNode N, const Scope &S) const {
   if (Found.empty() && ModuleScope && &S != ModuleScope)
     Scan(ModuleScope->Bindings, *ModuleScope);
   return Found;
+}
+
+std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
+  std::vector<Value> Values;
+  for (TSNode Right : assignedTo(N, S))
+    Values.push_back({Right, &S});
+  if (!Values.empty() || type(N) != "identifier" ||
+      type(S.Node) != "function_definition")
+    return Values;
+  std::vector<TSNode> Parameters = parameterNames(S.Node);
+  auto Named = llvm::find_if(Parameters, [&](TSNode P) {
+    return !isNull(P) && text(P) == text(N);
+  });
+  if (Named == Parameters.end())
+    return Values;
+  unsigned Index = Named - Parameters.begin();
+  for (const auto &[Call, Caller] : callSitesOf(S))
+    Caller->Owner->forEachCallArgument(
+        Call, *Caller, S, [&](TSNode Argument, unsigned I, const Scope &In) {
+          if (I == Index)
+            Values.push_back({Argument, &In});
+        });
+  return Values;
+}
+
+const std::vector<std::pair<TSNode, const Scope *>> &
+Frontend::callSitesOf(const Scope &Function) const {
+  if (!Files.CallSitesBuilt) {
+    Files.CallSitesBuilt = true;
+    llvm::SmallPtrSet<Frontend *, 8> Seen;
+    for (const auto &Entry : Files.ByPath) {
+      Frontend *File = Entry.second;
+      if (!Seen.insert(File).second)
+        continue;
+      for (const auto &Owned : File->Scopes)
+        for (TSNode B : Owned->Bindings)
+          if (type(B) == "call")
+            if (const Scope *Called =
+                    File->calledFunction(field(B, "function"), *Owned))
+              Files.CallSites[Called].push_back({B, Owned.get()});
+    }
+  }
+  static const std::vector<std::pair<TSNode, const Scope *>> None;
+  auto It = Files.CallSites.find(&Function);
+  return It == Files.CallSites.end() ? None : It->second;
+}
+
+std::string Frontend::moduleKey(StringRef Name, TSNode Construction) const {
+  // No dot in the place: a part of the module is the key, a dot and the
+  // attribute.
+  return (Name + "@" + std::to_string(llvm::hash_value(Path)) + ":" +
+          std::to_string(ts_node_start_byte(Construction)))
+      .str();
 }
 
 bool Frontend::isDDPValue(TSNode N, const Scope &S, Binding *Info) const {

@@ -118,3 +118,34 @@ for x in loader:
 }
 
 } // namespace
+
+namespace {
+
+TEST(PythonOptimizer, ModulesAndOptimizersPassedToAHelper) {
+  // The helper's parameters are bound from its calls: the module it runs is
+  // the one its optimizer was built over, under another name.
+  CheckResult R = check(R"py(import torch
+import torch.nn as nn
+
+
+def optimize(data, model, optimizer):
+    out = model(data)
+    optimizer.step()
+    out.sum().backward()
+
+
+net = nn.Linear(4, 4)
+other = nn.Linear(4, 4)
+head = nn.Linear(4, 4)
+opt = torch.optim.Adam(net.parameters())
+opt_other = torch.optim.Adam(other.parameters())
+for x in loader:
+    optimize(head(x), net, opt)
+    optimize(head(x), net, optimizer=opt_other)
+)py");
+  ASSERT_EQ(R.Steps.size(), 1u);
+  EXPECT_EQ(R.Steps[0].Step.Line, 7u);
+  EXPECT_EQ(R.Steps[0].Module, "net");
+}
+
+} // namespace
