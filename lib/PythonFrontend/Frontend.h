@@ -199,6 +199,14 @@ private:
   std::vector<Value> valuesOf(TSNode N, const Scope &S) const;
   const std::vector<std::pair<TSNode, const Scope *>> &
   callSitesOf(const Scope &Function) const;
+  /// The class and its bases of the run, nearest first, each with the
+  /// file that holds it.
+  std::vector<std::pair<TSNode, const Frontend *>>
+  classAndBases(TSNode Class) const;
+  /// The class, its bases and the classes of the run derived from it: a
+  /// method of a base reads the self attributes a subclass sets.
+  std::vector<std::pair<TSNode, const Frontend *>>
+  classFamily(TSNode Class) const;
   /// A module's key: its name, and where it was constructed, so that a
   /// module passed to a helper under another name is the same module
   /// ("net@<file>:120"); displayName drops the place.
@@ -326,9 +334,12 @@ void Frontend::forEachCallArgument(TSNode Call, const Scope &Caller,
                                    const Scope &Called, Fn Each) const {
   std::vector<TSNode> Parameters = parameterNames(Called.Node);
   TSNode Callee = field(Call, "function");
-  // A method called through an object: its first parameter is self.
+  // A method called through an object, or a class constructed (its
+  // __init__): the first parameter is self.
+  bool Constructor = StringRef(Called.Name).ends_with(".__init__");
   auto Skip = [&](TSNode FunctionExpression) -> unsigned {
-    return !isNull(Called.Class) && type(FunctionExpression) == "attribute";
+    return !isNull(Called.Class) &&
+           (type(FunctionExpression) == "attribute" || Constructor);
   };
   unsigned Bound = 0;
   if (const Partial *P = calledPartial(Callee, Caller)) {

@@ -331,8 +331,9 @@ Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
   for (const Value &V : valuesOf(N, S)) {
     Frontend &In = *V.In->Owner;
     TSNode Right = V.Node;
-    // A parameter: the module the caller passes, under the caller's name.
-    if (V.In != &S && (type(Right) == "identifier" || type(Right) == "attribute")) {
+    // Another name (a parameter: the module the caller passes, under the
+    // caller's name).
+    if (type(Right) == "identifier" || type(Right) == "attribute") {
       if (std::optional<ModuleInfo> Passed =
               In.moduleNamed(Right, *V.In, Depth + 1))
         Result = Passed;
@@ -367,8 +368,8 @@ Frontend::optimizerNamed(TSNode N, const Scope &S, unsigned Depth) const {
     return std::nullopt;
   for (const Value &V : valuesOf(N, S)) {
     TSNode Right = V.Node;
-    // A parameter: the optimizer the caller passes.
-    if (V.In != &S && type(Right) != "call") {
+    // Another name (a parameter: the optimizer the caller passes).
+    if (type(Right) == "identifier" || type(Right) == "attribute") {
       if (std::optional<OptimizerInfo> Passed =
               V.In->Owner->optimizerNamed(Right, *V.In, Depth + 1))
         return Passed;

@@ -362,8 +362,67 @@ std::vector<TSNode> Frontend::assignedTo(TSNode N, const Scope &S) const {
   return Found;
 }
 
+std::vector<std::pair<TSNode, const Frontend *>>
+Frontend::classAndBases(TSNode Class) const {
+  std::vector<std::pair<TSNode, const Frontend *>> Chain = {{Class, this}};
+  for (size_t I = 0; I < Chain.size() && Chain.size() < 16; ++I) {
+    auto [Of, In] = Chain[I];
+    forEachNamedChild(field(Of, "superclasses"), [&](TSNode Base) {
+      std::string Qualified = In->qualifiedName(Base);
+      if (auto Known = In->Classes.find(Qualified); Known != In->Classes.end())
+        Chain.push_back({Known->second, In});
+      else if (auto [File, Rest] = In->imported(Qualified); File)
+        if (auto Imported = File->Classes.find(Rest);
+            Imported != File->Classes.end())
+          Chain.push_back({Imported->second, File});
+    });
+  }
+  return Chain;
+}
+
+std::vector<std::pair<TSNode, const Frontend *>>
+Frontend::classFamily(TSNode Class) const {
+  std::vector<std::pair<TSNode, const Frontend *>> Family =
+      classAndBases(Class);
+  llvm::SmallPtrSet<Frontend *, 8> Seen;
+  for (const auto &Entry : Files.ByPath) {
+    Frontend *File = Entry.second;
+    if (!Seen.insert(File).second)
+      continue;
+    for (const auto &Named : File->Classes) {
+      if (ts_node_eq(Named.second, Class))
+        continue;
+      auto Chain = File->classAndBases(Named.second);
+      if (llvm::any_of(Chain, [&](const auto &Base) {
+            return ts_node_eq(Base.first, Class);
+          }))
+        Family.push_back({Named.second, File});
+    }
+  }
+  return Family;
+}
+
 std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
   std::vector<Value> Values;
+  std::string Key = bindingKey(N, S);
+  if (StringRef(Key).starts_with("self.")) {
+    // Assigned in any method of the class or of its bases, and read in the
+    // scope of that method (self.opt = opt binds __init__'s parameter).
+    for (auto [Class, In] : classFamily(S.Class))
+      for (const auto &Method : In->Scopes) {
+        if (!ts_node_eq(Method->Class, Class) || Method->Parent)
+          continue;
+        for (TSNode A : Method->Bindings) {
+          if (type(A) != "assignment")
+            continue;
+          forEachTarget(field(A, "left"), [&](TSNode Target) {
+            if (In->bindingKey(Target, *Method) == Key)
+              Values.push_back({field(A, "right"), Method.get()});
+          });
+        }
+      }
+    return Values;
+  }
   for (TSNode Right : assignedTo(N, S))
     Values.push_back({Right, &S});
   if (!Values.empty() || type(N) != "identifier" ||
@@ -460,8 +519,16 @@ Scope *Frontend::calledFunction(TSNode Callee, const Scope &S) const {
     return Found;
   if (const Partial *P = calledPartial(Callee, S))
     return P->Function;
+  // A class's construction runs its __init__.
+  if (Classes.count(Name))
+    return Functions.lookup(Name + ".__init__");
   auto [File, Rest] = imported(Name);
-  return File ? File->Functions.lookup(Rest) : nullptr;
+  if (!File)
+    return nullptr;
+  if (Scope *Found = File->Functions.lookup(Rest))
+    return Found;
+  return File->Classes.count(Rest) ? File->Functions.lookup(Rest + ".__init__")
+                                   : nullptr;
 }
 
 bool Frontend::makesPartial(TSNode Call) const {

@@ -149,3 +149,50 @@ for x in loader:
 }
 
 } // namespace
+
+namespace {
+
+TEST(PythonOptimizer, SelfAttributesOfBasesSubclassesAndConstructors) {
+  // SAC's critic step between the forward of the actor's loss through the
+  // critic and its backward: the optimizer is set in a base class's method
+  // over self.q, which the subclass's __init__ binds to its parameter, which
+  // the construction SAC(q, ...) binds to a Linear.
+  CheckResult R = check(R"py(import torch
+import torch.nn as nn
+
+
+class Base:
+    def setup(self):
+        self.opt_q = torch.optim.Adam(self.q.parameters())
+
+
+class SAC(Base):
+    def __init__(self, q, pi, pi_optim):
+        self.q = q
+        self.pi = pi
+        self.pi_optim = pi_optim
+        self.setup()
+
+    def learn(self, obs):
+        q_loss = self.q(self.pi(obs)).mean()
+        pi_loss = -self.q(self.pi(obs)).mean()
+        self.opt_q.zero_grad()
+        q_loss.backward(retain_graph=True)
+        self.opt_q.step()
+        self.pi_optim.zero_grad()
+        pi_loss.backward()
+        self.pi_optim.step()
+
+
+q = nn.Linear(4, 1)
+pi = nn.Linear(4, 4)
+agent = SAC(q, pi, torch.optim.Adam(pi.parameters()))
+)py");
+  ASSERT_EQ(R.Steps.size(), 1u);
+  EXPECT_EQ(R.Steps[0].Optimizer, "self.opt_q");
+  EXPECT_EQ(R.Steps[0].Step.Line, 22u);
+  EXPECT_EQ(R.Steps[0].Forward.Line, 19u);
+  EXPECT_EQ(R.Steps[0].Module, "q");
+}
+
+} // namespace
