@@ -16,6 +16,8 @@ exception propagates unchanged. See docs/explain.md.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 import traceback
@@ -70,18 +72,28 @@ def _on_failure(exc: BaseException, roots: Any, api: str) -> None:
 
 
 def _wrap(original, what: str):
-    """torch.autograd.backward or grad, explaining a version-counter failure."""
-    def call(tensors, *args, **kwargs):
+    """torch.autograd.backward or grad, explaining a version-counter failure.
+
+    Takes every spelling the original takes (positional, keyword, defaults)
+    and passes it on untouched; the tensors the backward starts from are
+    found by binding the call to the original's own signature."""
+    signature = inspect.signature(original)
+    roots_name = next(iter(signature.parameters))  # "tensors" or "outputs"
+
+    @functools.wraps(original)
+    def call(*args, **kwargs):
         if _recorder is not None and what == "backward":
             _recorder.reset()  # a step that raised left its entry
         try:
-            return original(tensors, *args, **kwargs)
+            return original(*args, **kwargs)
         except RuntimeError as e:
             if _analysis.is_version_error(e):
-                _on_failure(e, tensors, what)
+                try:
+                    roots = signature.bind(*args, **kwargs).arguments.get(roots_name)
+                except TypeError:  # the original accepted what its signature does not say
+                    roots = None
+                _on_failure(e, roots, what)
             raise
-    call.__wrapped__ = original  # type: ignore[attr-defined]
-    call.__doc__ = original.__doc__
     return call
 
 

@@ -387,6 +387,7 @@ class Recorder:
         original = torch.nn.Module.__call__
         builtin: dict[type, bool] = {}
 
+        @functools.wraps(original)
         def __call__(module, *args, **kwargs):
             kind = type(module)
             own = builtin.get(kind)
@@ -445,7 +446,6 @@ class Recorder:
                                          module))
                     st.forward_site = None
 
-        __call__.__wrapped__ = original  # type: ignore[attr-defined]
         torch.nn.Module.__call__ = __call__
         self.restore.append(lambda: setattr(torch.nn.Module, "__call__", original))
 
@@ -459,6 +459,7 @@ class Recorder:
             return
         st = self.state
 
+        @functools.wraps(original)
         def _sync_buffers(ddp, *args, **kwargs):
             buffers = list(ddp.module.buffers())
             before = [b._version for b in buffers]
@@ -473,7 +474,6 @@ class Recorder:
                                                 in_forward=site if st.stack else None))
             return result
 
-        _sync_buffers.__wrapped__ = original  # type: ignore[attr-defined]
         DDP._sync_buffers = _sync_buffers
         self.restore.append(lambda: setattr(DDP, "_sync_buffers", original))
 
