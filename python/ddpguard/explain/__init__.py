@@ -57,9 +57,8 @@ def _on_failure(exc: BaseException, roots: Any, api: str) -> None:
     try:
         report = _analysis.explain(exc, list(roots or ()), user_site(3),
                                    _recorder.state, api)
-    except Exception:  # noqa: BLE001 - the user's error matters more than ours
-        report = ("ddpguard explain: could not explain this error:\n"
-                  + traceback.format_exc())
+    except Exception as e:  # noqa: BLE001 - the user's error matters more than ours
+        report = could_not_explain(e)
     _last_report = report
     # One write, so the ranks sharing torchrun's stderr do not interleave lines.
     sys.stderr.flush()
@@ -69,6 +68,14 @@ def _on_failure(exc: BaseException, roots: Any, api: str) -> None:
         sys.stderr.write(report)
         sys.stderr.flush()
     _errorfile.write(report, exc)
+
+
+def could_not_explain(e: BaseException) -> str:
+    """One line: the explainer's own error and where, instead of a report."""
+    frames = traceback.extract_tb(e.__traceback__)
+    at = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    return (f"ddpguard explain: could not explain this error (ddpguard's own "
+            f"{type(e).__name__}{at}: {str(e).splitlines()[0] if str(e) else ''})\n")
 
 
 def _wrap(original, what: str):

@@ -221,6 +221,27 @@ def _tensor_versions(args: tuple, kwargs: dict) -> list:
     return found
 
 
+def _saved_entry(t: Any) -> Optional[tuple]:
+    """(weak reference, version) of a tensor ctx.save_for_backward got."""
+    if not isinstance(t, torch.Tensor):
+        return None
+    try:
+        return (weakref.ref(t), t._version)
+    except (RuntimeError, TypeError):  # no version counter, or no weak references
+        return None
+
+
+def saved_by_function(node: Any, now: int, expected: int) -> Optional[torch.Tensor]:
+    """The tensor a Python Function's node saved at version `expected` that is
+    at version `now`: the first such, in the order the node unpacks them, as
+    autograd raises at the first stale one."""
+    for entry in getattr(node, "_ddpguard_saved", None) or ():
+        t = entry[0]() if entry is not None else None
+        if t is not None and entry[1] == expected and t._version == now:
+            return t
+    return None
+
+
 def _output_sequence_hi(output: Any) -> int:
     """Past the largest sequence number of the output's nodes (torch < 2.2)."""
     hi = 0
@@ -321,6 +342,7 @@ class Recorder:
         self.handles.append(optim_mod.register_optimizer_step_post_hook(step_post))
 
         self._patch_ddp()
+        self._record_saves()
         if st.armed:
             self.mode = _WriteMode(st)
             self.mode.__enter__()
@@ -476,6 +498,27 @@ class Recorder:
 
         DDP._sync_buffers = _sync_buffers
         self.restore.append(lambda: setattr(DDP, "_sync_buffers", original))
+
+    def _record_saves(self) -> None:
+        """FunctionCtx.save_for_backward, wrapped: which tensors a Python
+        autograd.Function (a torch.compile'd graph's too) saved, at which
+        versions, so that a stale one is named without unpacking them
+        (unpacking a stale one raises autograd's error)."""
+        from torch.autograd.function import FunctionCtx
+        original = FunctionCtx.__dict__.get("save_for_backward")
+        if original is None:
+            return
+
+        @functools.wraps(original)
+        def save_for_backward(ctx, *tensors):
+            try:
+                ctx._ddpguard_saved = tuple(_saved_entry(t) for t in tensors)
+            except AttributeError:  # a context that takes no attributes
+                pass
+            return original(ctx, *tensors)
+
+        FunctionCtx.save_for_backward = save_for_backward
+        self.restore.append(lambda: setattr(FunctionCtx, "save_for_backward", original))
 
     def uninstall(self) -> None:
         if self.mode is not None and not self.state.mode_off:
