@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 import torch
 
-from . import _analysis, _errorfile
+from . import _analysis, _errorfile, _spawn
 from ._record import Recorder, user_site
 
 __all__ = ["enable", "disable", "enabled", "last_report"]
@@ -125,6 +125,7 @@ def enable(mode: Optional[str] = None) -> None:
     _originals["grad"] = torch.autograd.grad
     torch.autograd.backward = _wrap(torch.autograd.backward, "backward")
     torch.autograd.grad = _wrap(torch.autograd.grad, "torch.autograd.grad")
+    _originals["spawn"] = _spawn.install(mode)  # ranks of torch.multiprocessing.spawn
 
 
 def disable() -> None:
@@ -133,5 +134,8 @@ def disable() -> None:
         return
     torch.autograd.backward = _originals.pop("backward")
     torch.autograd.grad = _originals.pop("grad")
+    undo_spawn = _originals.pop("spawn")
+    if undo_spawn is not None:
+        undo_spawn()
     _recorder.uninstall()
     _recorder = None

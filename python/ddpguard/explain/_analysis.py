@@ -373,6 +373,8 @@ def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Si
     probe = find_stale(roots)
     stale = probe.stale
     rank = os.environ.get("RANK")
+    if rank is None and torch.distributed.is_available() and torch.distributed.is_initialized():
+        rank = str(torch.distributed.get_rank())  # a rank torchrun did not start (spawn)
     head = "ddpguard explain" + (f" (rank {rank})" if rank is not None else "")
     lines = [f"{head}: this {api} fails with autograd's in-place error "
              "(\"one of the variables needed for gradient computation has been "
