@@ -11,6 +11,7 @@ saving line and the writing lines marked in the program:
     # explain: tensor NAME       a parameter or buffer the report must name
     ...  # explain: saved        the line whose forward or op saved it
     ...  # explain: written      a line that wrote it (each one is required)
+    ...  # explain: backward     the backward's line (where a program marks it)
 
 A program that trains must print nothing of the explainer. The torch under
 test is the interpreter's own (CTest runs this file once per torch venv).
@@ -52,10 +53,11 @@ class Program:
     tensors: list[str]
     saved: list[int]
     written: list[int]
+    backward: list[int]
 
 
 def parse(path: Path) -> Program:
-    ranks, spawns, tensors, saved, written = 1, 0, [], [], []
+    ranks, spawns, tensors, saved, written, backward = 1, 0, [], [], [], []
     for number, line in enumerate(path.read_text().splitlines(), 1):
         marker = re.search(r"# explain: (.*)$", line)
         if not marker:
@@ -71,9 +73,11 @@ def parse(path: Path) -> Program:
             saved.append(number)
         elif words[0] == "written":
             written.append(number)
+        elif words[0] == "backward":
+            backward.append(number)
         else:
             raise ValueError(f"{path.name}:{number}: unknown marker {marker.group(0)!r}")
-    return Program(path, ranks, spawns, tensors, saved, written)
+    return Program(path, ranks, spawns, tensors, saved, written, backward)
 
 
 ALL = sorted(PROGRAMS.glob("*.py"))
@@ -154,6 +158,9 @@ def check_report(program: Program, report: str, mode: str) -> None:
         written = report.split("then written:", 1)[-1]
         for line in program.written:
             assert f"{name}:{line} " in written, f"writing line {line} not given:\n{report}"
+    for line in program.backward:
+        assert re.search(rf"^  the \S+ at {re.escape(name)}:{line} ", report, re.M), (
+            f"backward line {line} not given:\n{report}")
     assert "  Fixes:\n" in report, report
 
 

@@ -58,18 +58,30 @@ def _is_internal(filename: str) -> bool:
     return internal
 
 
+# The methods through which torch hands a call to a mode or a tensor
+# subclass: what runs inside one belongs to the handler, not to the user's
+# line that made the call.
+_HANDLERS = frozenset(("__torch_function__", "__torch_dispatch__"))
+
+
 def user_site(depth: int = 2) -> Optional[Site]:
-    """The innermost frame outside torch, ddpguard and the standard runners."""
+    """The innermost frame outside torch, ddpguard and the standard runners,
+    and outside the outermost __torch_function__ / __torch_dispatch__ of the
+    program's own modes and tensor subclasses."""
     try:
         f = sys._getframe(depth)
     except ValueError:
         return None
+    found: Optional[Site] = None
     while f is not None:
         code = f.f_code
         if not _is_internal(code.co_filename):
-            return (code.co_filename, f.f_lineno, code.co_name)
+            if code.co_name in _HANDLERS:
+                found = None
+            elif found is None:
+                found = (code.co_filename, f.f_lineno, code.co_name)
         f = f.f_back
-    return None
+    return found
 
 
 @dataclass
