@@ -409,7 +409,7 @@ def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Si
                      else f"the '{s.attr}' input of {op}")
         shape = describe(s.tensor)
         lines.append(f"  tensor: {title}" + (f", {shape}" if shape else ""))
-        span = state.timeline.find(s.node._sequence_nr())
+        span = state.find_span(s.node._sequence_nr())
         what = (f"forward of {root_name(span.module)}" if span and span.module is not None
                 else f"call of {span.what}" if span else "")
         saver = (f"in the {what} at {where(span.site)}" if span
