@@ -202,7 +202,7 @@ _POSITIONAL_INPLACE = {"dropout": 3, "alpha_dropout": 3, "feature_alpha_dropout"
 class _Thread(threading.local):
     """One thread's part of the state (its attributes are per thread)."""
 
-    TIMELINES = 64  # threads whose timelines are kept, the newest
+    TIMELINES = 64  # beyond this many, the oldest ended threads' timelines go
 
     def __init__(self, timelines: dict) -> None:
         self.stack: list = []                 # modules whose forward runs
@@ -211,8 +211,11 @@ class _Thread(threading.local):
         self.mode_off = False                 # the armed mode is popped
         self.timeline = _Timeline()
         timelines[threading.get_ident()] = self.timeline
-        while len(timelines) > self.TIMELINES:
-            del timelines[next(iter(timelines))]
+        if len(timelines) > self.TIMELINES:
+            alive = {t.ident for t in threading.enumerate()}
+            ended = [ident for ident in timelines if ident not in alive]
+            for ident in ended[: len(timelines) - self.TIMELINES]:
+                del timelines[ident]
 
 
 @dataclass
