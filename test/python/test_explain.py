@@ -7,9 +7,11 @@ failing program must be explained (on every rank) with the tensors, the
 saving line and the writing lines marked in the program:
 
     # explain: ranks 2           run on 2 Gloo ranks under torchrun
+    # explain: spawns 2          starts 2 ranks itself (torch.multiprocessing.spawn)
     # explain: tensor NAME       a parameter or buffer the report must name
     ...  # explain: saved        the line whose forward or op saved it
     ...  # explain: written      a line that wrote it (each one is required)
+    ...  # explain: backward     the backward's line (where a program marks it)
 
 A program that trains must print nothing of the explainer. The torch under
 test is the interpreter's own (CTest runs this file once per torch venv).
@@ -47,13 +49,15 @@ TIMEOUT = 300
 class Program:
     path: Path
     ranks: int
+    spawns: int
     tensors: list[str]
     saved: list[int]
     written: list[int]
+    backward: list[int]
 
 
 def parse(path: Path) -> Program:
-    ranks, tensors, saved, written = 1, [], [], []
+    ranks, spawns, tensors, saved, written, backward = 1, 0, [], [], [], []
     for number, line in enumerate(path.read_text().splitlines(), 1):
         marker = re.search(r"# explain: (.*)$", line)
         if not marker:
@@ -61,15 +65,19 @@ def parse(path: Path) -> Program:
         words = marker.group(1).split()
         if words[0] == "ranks":
             ranks = int(words[1])
+        elif words[0] == "spawns":
+            spawns = int(words[1])
         elif words[0] == "tensor":
             tensors.append(words[1])
         elif words[0] == "saved":
             saved.append(number)
         elif words[0] == "written":
             written.append(number)
+        elif words[0] == "backward":
+            backward.append(number)
         else:
             raise ValueError(f"{path.name}:{number}: unknown marker {marker.group(0)!r}")
-    return Program(path, ranks, tensors, saved, written)
+    return Program(path, ranks, spawns, tensors, saved, written, backward)
 
 
 ALL = sorted(PROGRAMS.glob("*.py"))
@@ -150,6 +158,9 @@ def check_report(program: Program, report: str, mode: str) -> None:
         written = report.split("then written:", 1)[-1]
         for line in program.written:
             assert f"{name}:{line} " in written, f"writing line {line} not given:\n{report}"
+    for line in program.backward:
+        assert re.search(rf"^  the \S+ at {re.escape(name)}:{line} ", report, re.M), (
+            f"backward line {line} not given:\n{report}")
     assert "  Fixes:\n" in report, report
 
 
@@ -157,7 +168,8 @@ def check_report(program: Program, report: str, mode: str) -> None:
 @pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
 def test_program(path: Path, mode: str) -> None:
     program = parse(path)
-    if mode == "after-failure" and program.ranks > 1 and not fails(oracle(path.name)):
+    if (mode == "after-failure" and max(program.ranks, program.spawns) > 1
+            and not fails(oracle(path.name))):
         pytest.skip("a training DDP program is run in the armed mode only (cost)")
     without = oracle(path.name)
     args = ["--after-failure", "--"] if mode == "after-failure" else ["--"]
@@ -169,7 +181,7 @@ def test_program(path: Path, mode: str) -> None:
         assert "ddpguard explain" not in with_.stderr, with_.stderr
         return
     assert VERSION_ERROR in with_.stderr  # the original error still propagates
-    assert len(found) == program.ranks, with_.stderr
+    assert len(found) == (program.spawns or program.ranks), with_.stderr
     for report in found:
         check_report(program, report, mode)
     if program.ranks > 1:
@@ -180,7 +192,8 @@ def test_program(path: Path, mode: str) -> None:
 def test_corpus_has_both_outcomes() -> None:
     """Each torch version must see failing and training programs: a corpus
     that only trains (or only fails) here tests half of the explainer."""
-    outcomes = {fails(oracle(p.name)) for p in ALL if parse(p).ranks == 1}
+    outcomes = {fails(oracle(p.name)) for p in ALL
+                if parse(p).ranks == 1 and not parse(p).spawns}
     assert outcomes == {True, False}
 
 

@@ -16,6 +16,8 @@ exception propagates unchanged. See docs/explain.md.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 import traceback
@@ -23,7 +25,7 @@ from typing import Any, Optional
 
 import torch
 
-from . import _analysis, _errorfile
+from . import _analysis, _errorfile, _spawn
 from ._record import Recorder, user_site
 
 __all__ = ["enable", "disable", "enabled", "last_report"]
@@ -55,9 +57,8 @@ def _on_failure(exc: BaseException, roots: Any, api: str) -> None:
     try:
         report = _analysis.explain(exc, list(roots or ()), user_site(3),
                                    _recorder.state, api)
-    except Exception:  # noqa: BLE001 - the user's error matters more than ours
-        report = ("ddpguard explain: could not explain this error:\n"
-                  + traceback.format_exc())
+    except Exception as e:  # noqa: BLE001 - the user's error matters more than ours
+        report = could_not_explain(e)
     _last_report = report
     # One write, so the ranks sharing torchrun's stderr do not interleave lines.
     sys.stderr.flush()
@@ -69,19 +70,37 @@ def _on_failure(exc: BaseException, roots: Any, api: str) -> None:
     _errorfile.write(report, exc)
 
 
+def could_not_explain(e: BaseException) -> str:
+    """One line: the explainer's own error and where, instead of a report."""
+    frames = traceback.extract_tb(e.__traceback__)
+    at = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    return (f"ddpguard explain: could not explain this error (ddpguard's own "
+            f"{type(e).__name__}{at}: {str(e).splitlines()[0] if str(e) else ''})\n")
+
+
 def _wrap(original, what: str):
-    """torch.autograd.backward or grad, explaining a version-counter failure."""
-    def call(tensors, *args, **kwargs):
+    """torch.autograd.backward or grad, explaining a version-counter failure.
+
+    Takes every spelling the original takes (positional, keyword, defaults)
+    and passes it on untouched; the tensors the backward starts from are
+    found by binding the call to the original's own signature."""
+    signature = inspect.signature(original)
+    roots_name = next(iter(signature.parameters))  # "tensors" or "outputs"
+
+    @functools.wraps(original)
+    def call(*args, **kwargs):
         if _recorder is not None and what == "backward":
             _recorder.reset()  # a step that raised left its entry
         try:
-            return original(tensors, *args, **kwargs)
+            return original(*args, **kwargs)
         except RuntimeError as e:
             if _analysis.is_version_error(e):
-                _on_failure(e, tensors, what)
+                try:
+                    roots = signature.bind(*args, **kwargs).arguments.get(roots_name)
+                except TypeError:  # the original accepted what its signature does not say
+                    roots = None
+                _on_failure(e, roots, what)
             raise
-    call.__wrapped__ = original  # type: ignore[attr-defined]
-    call.__doc__ = original.__doc__
     return call
 
 
@@ -106,6 +125,7 @@ def enable(mode: Optional[str] = None) -> None:
     _originals["grad"] = torch.autograd.grad
     torch.autograd.backward = _wrap(torch.autograd.backward, "backward")
     torch.autograd.grad = _wrap(torch.autograd.grad, "torch.autograd.grad")
+    _originals["spawn"] = _spawn.install(mode)  # ranks of torch.multiprocessing.spawn
 
 
 def disable() -> None:
@@ -114,5 +134,8 @@ def disable() -> None:
         return
     torch.autograd.backward = _originals.pop("backward")
     torch.autograd.grad = _originals.pop("grad")
+    undo_spawn = _originals.pop("spawn")
+    if undo_spawn is not None:
+        undo_spawn()
     _recorder.uninstall()
     _recorder = None

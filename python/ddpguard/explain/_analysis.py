@@ -18,7 +18,7 @@ from typing import Any, Iterable, Optional
 
 import torch
 
-from ._record import Site, State, Write
+from ._record import Site, State, Write, saved_by_function
 
 VERSION_ERROR = "modified by an inplace operation"
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
@@ -46,11 +46,13 @@ class Stale:
 
 
 def _attrs(node: Any) -> tuple[str, ...]:
+    """The node's saved-tensor attributes, from its type: reading them from
+    the node would unpack them, and a stale one raises."""
     kind = type(node)
     attrs = _saved_attrs.get(kind)
     if attrs is None:
-        attrs = tuple(a for a in dir(node) if a.startswith("_saved_"))
-        if hasattr(node, "saved_tensors"):  # a Python autograd.Function's node
+        attrs = tuple(a for a in dir(kind) if a.startswith("_saved_"))
+        if getattr(kind, "saved_tensors", None) is not None:  # a Python Function's node
             attrs += ("saved_tensors",)
         _saved_attrs[kind] = attrs
     return attrs
@@ -84,8 +86,18 @@ def _grab(node: Any, attr: str, expected: int, message: str) -> Optional[torch.T
     return box[0] if box else None
 
 
-def find_stale(roots: Iterable[Any]) -> list[Stale]:
-    """Every saved tensor that autograd would reject, reachable from roots."""
+@dataclass
+class Probe:
+    stale: list            # Stale, each tensor autograd would reject
+    unreadable: int = 0    # nodes whose saved tensors could not be read
+    why: str = ""          # the first such node and its error
+
+
+def find_stale(roots: Iterable[Any]) -> Probe:
+    """Every saved tensor that autograd would reject, reachable from roots.
+
+    A node that cannot be read (a compiled graph's, a Function whose saved
+    tensors were freed) is counted, and the walk goes on."""
     stack = []
     for r in roots:
         fn = getattr(r, "grad_fn", None) if isinstance(r, torch.Tensor) else None
@@ -93,30 +105,40 @@ def find_stale(roots: Iterable[Any]) -> list[Stale]:
             stack.append(fn)
     seen: set[int] = set()
     keep: list = []
-    stale: list[Stale] = []
+    found = Probe([])
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
         keep.append(node)
-        for attr in _attrs(node):
-            try:
-                getattr(node, attr)
-            except RuntimeError as e:
-                message = str(e)
-                found = _VERSIONS.search(message)
-                if VERSION_ERROR in message and found:
-                    now, expected = int(found.group(1)), int(found.group(2))
-                    name = attr[len("_saved_"):] if attr.startswith("_saved_") else attr
-                    stale.append(Stale(node, name, message, now, expected,
+        try:
+            _probe_node(node, found.stale)
+            stack.extend(nxt for nxt, _ in getattr(node, "next_functions", ())
+                         if nxt is not None and id(nxt) not in seen)
+        except Exception as e:  # noqa: BLE001 - one node must not end the walk
+            found.unreadable += 1
+            found.why = found.why or f"{type(node).__name__}: {type(e).__name__}: {e}"
+    return found
+
+
+def _probe_node(node: Any, stale: list) -> None:
+    for attr in _attrs(node):
+        try:
+            getattr(node, attr)
+        except RuntimeError as e:
+            message = str(e)
+            versions = _VERSIONS.search(message)
+            if VERSION_ERROR in message and versions:
+                now, expected = int(versions.group(1)), int(versions.group(2))
+                if attr == "saved_tensors":
+                    stale.append(Stale(node, attr, message, now, expected,
+                                       saved_by_function(node, now, expected)))
+                else:
+                    stale.append(Stale(node, attr[len("_saved_"):], message, now, expected,
                                        _grab(node, attr, expected, message)))
-            except Exception:  # noqa: BLE001 - a field that is not a tensor
-                pass
-        for nxt, _ in getattr(node, "next_functions", ()):
-            if nxt is not None and id(nxt) not in seen:
-                stack.append(nxt)
-    return stale
+        except Exception:  # noqa: BLE001 - a field that is not a tensor
+            pass
 
 
 # ---------------------------------------------------------------------------
@@ -137,6 +159,18 @@ def _is_ddp(module: Any) -> bool:
     except ImportError:
         return False
     return isinstance(module, DistributedDataParallel)
+
+
+def _is_compiled(module: Any) -> bool:
+    """A torch.compile'd module (OptimizedModule), which holds the original."""
+    return isinstance(getattr(module, "_orig_mod", None), torch.nn.Module)
+
+
+def _inner(root: Any) -> Any:
+    """The user's module inside DistributedDataParallel and torch.compile."""
+    while _is_ddp(root) or _is_compiled(root):
+        root = root.module if _is_ddp(root) else root._orig_mod
+    return root
 
 
 def _views(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -160,7 +194,7 @@ def name_tensor(t: torch.Tensor, state: State) -> Optional[tuple[str, str, Any, 
     for exact in (True, False):
         match = _same_tensor if exact else _views
         for root in state.live_roots():
-            inner = root.module if _is_ddp(root) else root
+            inner = _inner(root)
             for kind, items in (("parameter", inner.named_parameters()),
                                 ("buffer", inner.named_buffers())):
                 for name, p in items:
@@ -179,7 +213,7 @@ def name_tensor(t: torch.Tensor, state: State) -> Optional[tuple[str, str, Any, 
 
 def module_path(module: Any, state: State) -> str:
     for root in state.live_roots():
-        inner = root.module if _is_ddp(root) else root
+        inner = _inner(root)
         for name, m in inner.named_modules():
             if m is module:
                 if not name:
@@ -190,9 +224,11 @@ def module_path(module: Any, state: State) -> str:
 
 def root_name(root: Any) -> str:
     var = variable_name(root)
-    if _is_ddp(root):
-        inner = variable_name(root.module)
-        return (f"DistributedDataParallel({inner or type(root.module).__name__})"
+    if _is_ddp(root) or _is_compiled(root):
+        wrapped = root.module if _is_ddp(root) else root._orig_mod
+        inner = variable_name(wrapped) if not (_is_ddp(wrapped) or _is_compiled(wrapped)) else None
+        spelled = "DistributedDataParallel" if _is_ddp(root) else "torch.compile"
+        return (f"{spelled}({inner or root_name(wrapped)})"
                 + (f" '{var}'" if var else ""))
     return type(root).__name__ + (f" '{var}'" if var else "")
 
@@ -318,18 +354,38 @@ def _cause(write: Write, kind: Optional[str]) -> str:
     return write.kind
 
 
+def _compiled(node: Any) -> bool:
+    """A torch.compile'd graph's node (AOTAutograd's CompiledFunction)."""
+    return type(node).__name__.startswith("CompiledFunction")
+
+
+def _function_saved(s: Stale) -> str:
+    where_from = ("a torch.compile'd forward" if _compiled(s.node) else
+                  f"{type(s.node).__name__.removesuffix('Backward')}.forward")
+    if s.tensor is None:
+        return (f"a tensor {where_from} saved with ctx.save_for_backward (ddpguard "
+                "did not see it saved: the Function ran before the explainer was enabled)")
+    return f"a tensor {where_from} saved with ctx.save_for_backward"
+
+
 def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Site],
             state: State, api: str) -> str:
-    stale = find_stale(roots)
+    probe = find_stale(roots)
+    stale = probe.stale
     rank = os.environ.get("RANK")
+    if rank is None and torch.distributed.is_available() and torch.distributed.is_initialized():
+        rank = str(torch.distributed.get_rank())  # a rank torchrun did not start (spawn)
     head = "ddpguard explain" + (f" (rank {rank})" if rank is not None else "")
     lines = [f"{head}: this {api} fails with autograd's in-place error "
              "(\"one of the variables needed for gradient computation has been "
              "modified by an inplace operation\")."]
+    unreadable = (f"  ddpguard could not read the saved tensors of {probe.unreadable} "
+                  f"node(s) of this graph (first: {probe.why})." if probe.unreadable else "")
     if not stale:
-        lines.append("  ddpguard found no stale saved tensor in the graph reachable from "
-                     "the tensors passed to it (the failing node may be in a graph it "
-                     "cannot walk, e.g. a custom C++ Function).")
+        lines.append(unreadable or (
+            "  ddpguard found no stale saved tensor in the graph reachable from "
+            "the tensors passed to it (the failing node may be in a graph it "
+            "cannot walk, e.g. a custom C++ Function)."))
         return "\n".join(lines) + "\n"
     causes: dict[str, list[Write]] = {}
     first_node = None
@@ -343,6 +399,9 @@ def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Si
             root_text = f" of {root_name(root)}" if root is not None else ""
             title = (f"{kind} {name}{owner_text}{root_text}"
                      + (f", through a view saved by {type(s.node).__name__}" if view else ""))
+        elif s.attr == "saved_tensors":
+            kind = None
+            title = _function_saved(s)
         else:
             kind = None
             op = type(s.node).__name__.removesuffix("Backward0").removesuffix("Backward1")
@@ -350,7 +409,7 @@ def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Si
                      else f"the '{s.attr}' input of {op}")
         shape = describe(s.tensor)
         lines.append(f"  tensor: {title}" + (f", {shape}" if shape else ""))
-        span = state.timeline.find(s.node._sequence_nr())
+        span = state.find_span(s.node._sequence_nr())
         what = (f"forward of {root_name(span.module)}" if span and span.module is not None
                 else f"call of {span.what}" if span else "")
         saver = (f"in the {what} at {where(span.site)}" if span

@@ -13,10 +13,14 @@ nothing is compiled:
   optimizer step, DistributedDataParallel's buffer broadcast);
 - the root modules and optimizers, to name tensors at a failure.
 
-Nothing here looks at saved tensors: autograd's own version check decides
+Nothing here unpacks saved tensors: autograd's own version check decides
 whether a backward fails (_analysis.py), so the explainer cannot disagree
-with it. Single-threaded: the module stack and the timeline assume forwards
-run on the thread that enabled the explainer.
+with it.
+
+Per thread: the module stack, the optimizer steps in progress, whether the
+armed mode is popped (torch's mode stack is per thread) and the timeline
+(autograd numbers nodes per thread). Threads started after enable() get the
+armed mode too (threading.setprofile's hook, chained to any other).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import collections
 import functools
 import os
 import sys
+import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -58,18 +63,30 @@ def _is_internal(filename: str) -> bool:
     return internal
 
 
+# The methods through which torch hands a call to a mode or a tensor
+# subclass: what runs inside one belongs to the handler, not to the user's
+# line that made the call.
+_HANDLERS = frozenset(("__torch_function__", "__torch_dispatch__"))
+
+
 def user_site(depth: int = 2) -> Optional[Site]:
-    """The innermost frame outside torch, ddpguard and the standard runners."""
+    """The innermost frame outside torch, ddpguard and the standard runners,
+    and outside the outermost __torch_function__ / __torch_dispatch__ of the
+    program's own modes and tensor subclasses."""
     try:
         f = sys._getframe(depth)
     except ValueError:
         return None
+    found: Optional[Site] = None
     while f is not None:
         code = f.f_code
         if not _is_internal(code.co_filename):
-            return (code.co_filename, f.f_lineno, code.co_name)
+            if code.co_name in _HANDLERS:
+                found = None
+            elif found is None:
+                found = (code.co_filename, f.f_lineno, code.co_name)
         f = f.f_back
-    return None
+    return found
 
 
 @dataclass
@@ -182,22 +199,52 @@ _POSITIONAL_INPLACE = {"dropout": 3, "alpha_dropout": 3, "feature_alpha_dropout"
                        "hardsigmoid": 1, "hardswish": 1, "silu": 1, "mish": 1}
 
 
+class _Thread(threading.local):
+    """One thread's part of the state (its attributes are per thread)."""
+
+    TIMELINES = 64  # beyond this many, the oldest ended threads' timelines go
+
+    def __init__(self, timelines: dict) -> None:
+        self.stack: list = []                 # modules whose forward runs
+        self.forward_site: Optional[Site] = None  # the outermost one's call site
+        self.steps: list = []                 # optimizer steps in progress
+        self.mode_off = False                 # the armed mode is popped
+        self.timeline = _Timeline()
+        timelines[threading.get_ident()] = self.timeline
+        if len(timelines) > self.TIMELINES:
+            alive = {t.ident for t in threading.enumerate()}
+            ended = [ident for ident in timelines if ident not in alive]
+            for ident in ended[: len(timelines) - self.TIMELINES]:
+                del timelines[ident]
+
+
 @dataclass
 class State:
     armed: bool
-    timeline: _Timeline = field(default_factory=_Timeline)
     writes: _Writes = field(default_factory=_Writes)
-    stack: list = field(default_factory=list)      # modules whose forward runs
-    forward_site: Optional[Site] = None            # the outermost one's call site
     roots: dict = field(default_factory=dict)      # id(module) -> weakref, outermost ones
     optimizers: "weakref.WeakSet[torch.optim.Optimizer]" = field(
         default_factory=weakref.WeakSet)
-    steps: list = field(default_factory=list)      # optimizer steps in progress
-    mode_off: bool = False                         # the armed mode is popped
     step_log: dict = field(default_factory=dict)   # id(optimizer) -> its last steps
+    timelines: dict = field(default_factory=dict)  # thread ident -> its _Timeline
+    thread: _Thread = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.thread = _Thread(self.timelines)
 
     def live_roots(self) -> list:
         return _live_roots(self)
+
+    def find_span(self, sequence_nr: int) -> Optional[Span]:
+        """The span that created a node of this number: the calling thread's
+        (a backward mostly runs where its forward ran), else the one other
+        thread's that has one; None where several others have one."""
+        own = self.thread.timeline.find(sequence_nr)
+        if own is not None:
+            return own
+        found = [span for t in list(self.timelines.values()) if t is not self.thread.timeline
+                 for span in (t.find(sequence_nr),) if span is not None]
+        return found[0] if len(found) == 1 else None
 
 
 def _live_roots(state: "State") -> list:
@@ -219,6 +266,27 @@ def _tensor_versions(args: tuple, kwargs: dict) -> list:
             if isinstance(b, torch.Tensor):
                 found.append((b, b._version))
     return found
+
+
+def _saved_entry(t: Any) -> Optional[tuple]:
+    """(weak reference, version) of a tensor ctx.save_for_backward got."""
+    if not isinstance(t, torch.Tensor):
+        return None
+    try:
+        return (weakref.ref(t), t._version)
+    except (RuntimeError, TypeError):  # no version counter, or no weak references
+        return None
+
+
+def saved_by_function(node: Any, now: int, expected: int) -> Optional[torch.Tensor]:
+    """The tensor a Python Function's node saved at version `expected` that is
+    at version `now`: the first such, in the order the node unpacks them, as
+    autograd raises at the first stale one."""
+    for entry in getattr(node, "_ddpguard_saved", None) or ():
+        t = entry[0]() if entry is not None else None
+        if t is not None and entry[1] == expected and t._version == now:
+            return t
+    return None
 
 
 def _output_sequence_hi(output: Any) -> int:
@@ -246,16 +314,20 @@ class _WriteMode(TorchFunctionMode):
             kwargs = {}
         st = self.state
         name = getattr(func, "__name__", None)
-        # Attribute reads and sets (t.shape, p.grad = None) cannot bump a version.
-        if name == "__get__" or name == "__set__" or st.steps:
+        # Attribute reads and sets (t.shape, p.grad = None) cannot bump a version;
+        # after disable() the mode may stay on other threads' stacks, inert.
+        if name == "__get__" or name == "__set__" or st is None:
+            return func(*args, **kwargs)
+        th = st.thread
+        if th.steps:
             return func(*args, **kwargs)
         try:
             seen = _tensor_versions(args, kwargs)
         except RuntimeError:  # e.g. a tensor subclass without a version counter
             seen = []
-        outside = not st.stack
+        outside = not th.stack
         if outside:
-            lo = _next_sequence_nr() if _next_sequence_nr else st.timeline.last_hi
+            lo = _next_sequence_nr() if _next_sequence_nr else th.timeline.last_hi
         result = func(*args, **kwargs)
         site = None
         for t, v in seen:
@@ -269,11 +341,11 @@ class _WriteMode(TorchFunctionMode):
                 st.writes.add(t, now, Write(
                     "inplace", _op_name(func, args, kwargs), site,
                     grad_enabled=torch.is_grad_enabled(),
-                    module=st.stack[-1] if st.stack else None))
+                    module=th.stack[-1] if th.stack else None))
         if outside:
             hi = _next_sequence_nr() if _next_sequence_nr else _output_sequence_hi(result)
             if hi > lo:
-                st.timeline.add(Span(lo, hi, site or user_site(2),
+                th.timeline.add(Span(lo, hi, site or user_site(2),
                                      _op_name(func, args, kwargs)))
         return result
 
@@ -299,13 +371,14 @@ class Recorder:
             params = [p for g in opt.param_groups for p in g["params"]]
             # The step's own ops need no watching: its writes are found below.
             popped = self._pop_mode()
-            st.steps.append((opt, user_site(2), params, [p._version for p in params],
+            st.thread.steps.append((opt, user_site(2), params, [p._version for p in params],
                              popped))
 
         def step_post(opt, args, kwargs):
-            if not st.steps:
+            steps = st.thread.steps
+            if not steps:
                 return
-            opt, site, params, versions, popped = st.steps.pop()
+            opt, site, params, versions, popped = steps.pop()
             # One record per step, not per parameter: the versions say which
             # parameters it wrote (read at a failure, _analysis.py).
             log = st.step_log.get(id(opt))
@@ -321,14 +394,37 @@ class Recorder:
         self.handles.append(optim_mod.register_optimizer_step_post_hook(step_post))
 
         self._patch_ddp()
+        self._record_saves()
         if st.armed:
             self.mode = _WriteMode(st)
             self.mode.__enter__()
+            self._arm_new_threads()
             # torch's own Python code runs slower with any mode on the stack
             # (measured: about 0.1 ms a call for each of these on the small
             # benchmark model) and writes nothing a graph saved.
             self._without_mode(torch.Tensor, "backward")
             self._without_mode(torch.optim.Optimizer, "zero_grad")
+
+    def _arm_new_threads(self) -> None:
+        """Threads started from now on get the armed mode (torch's mode stack
+        is per thread): threading's profile hook runs once in each new
+        thread, pushes the mode and hands the thread to the hook that was
+        there before, if any."""
+        getprofile = getattr(threading, "getprofile", None)  # Python 3.10+
+        previous = getprofile() if getprofile else getattr(threading, "_profile_hook", None)
+        recorder = self
+
+        def arm_thread(frame, event, arg):
+            sys.setprofile(previous)
+            if recorder.mode is not None:
+                recorder.state.thread.mode_off = False
+                torch._C._push_on_torch_function_stack(recorder.mode)
+            if previous is not None:
+                return previous(frame, event, arg)
+            return None
+
+        threading.setprofile(arm_thread)
+        self.restore.append(lambda: threading.setprofile(previous))
 
     def _without_mode(self, owner: type, name: str) -> None:
         """owner.name, wrapped to run with the armed mode off the stack."""
@@ -354,24 +450,25 @@ class Recorder:
         """Takes the armed mode off the torch-function mode stack if it is on
         top (so torch's own code runs at full speed); False if it was not."""
         mode = self.mode
-        if mode is None or self.state.mode_off:
+        th = self.state.thread
+        if mode is None or th.mode_off:
             return False
         n = torch._C._len_torch_function_stack()
         if n == 0 or torch._C._get_function_stack_at(n - 1) is not mode:
             return False  # another mode above ours: leave the stack alone
         torch._C._pop_torch_function_stack()
-        self.state.mode_off = True
+        th.mode_off = True
         return True
 
     def _push_mode(self) -> None:
         torch._C._push_on_torch_function_stack(self.mode)
-        self.state.mode_off = False
+        self.state.thread.mode_off = False
 
     def reset(self) -> None:
         """Forgets optimizer steps that raised (their post-hook never ran)."""
-        st = self.state
-        while st.steps:
-            if st.steps.pop()[-1]:
+        steps = self.state.thread.steps
+        while steps:
+            if steps.pop()[-1]:
                 self._push_mode()
 
     def _wrap_module_call(self) -> None:
@@ -387,37 +484,39 @@ class Recorder:
         original = torch.nn.Module.__call__
         builtin: dict[type, bool] = {}
 
+        @functools.wraps(original)
         def __call__(module, *args, **kwargs):
+            th = st.thread
             kind = type(module)
             own = builtin.get(kind)
             if own is None:
                 own = builtin[kind] = kind.__module__.startswith("torch.")
-            if st.stack:  # inside a forward: the fast paths
-                if recorder.mode is None or (own and st.mode_off):
+            if th.stack:  # inside a forward: the fast paths
+                if recorder.mode is None or (own and th.mode_off):
                     return original(module, *args, **kwargs)
-                if not own and not st.mode_off:
-                    st.stack.append(module)  # names the module of a write
+                if not own and not th.mode_off:
+                    th.stack.append(module)  # names the module of a write
                     try:
                         return original(module, *args, **kwargs)
                     finally:
-                        st.stack.pop()
-            outermost = not st.stack
+                        th.stack.pop()
+            outermost = not th.stack
             if outermost:
-                site = st.forward_site = user_site(2)
-                lo = _next_sequence_nr() if _next_sequence_nr else st.timeline.last_hi
+                site = th.forward_site = user_site(2)
+                lo = _next_sequence_nr() if _next_sequence_nr else th.timeline.last_hi
                 if id(module) not in st.roots:
                     st.roots[id(module)] = weakref.ref(
                         module, lambda ref, key=id(module):
                         st.roots.get(key) is ref and st.roots.pop(key))
-            st.stack.append(module)
+            th.stack.append(module)
             switched = 0
             seen = None
             if recorder.mode is not None:
-                if own and not st.mode_off:
+                if own and not th.mode_off:
                     if recorder._pop_mode():
                         switched = 1
                         seen = _tensor_versions(args, kwargs)
-                elif not own and st.mode_off and not st.steps:
+                elif not own and th.mode_off and not th.steps:
                     recorder._push_mode()
                     switched = -1
             result = None
@@ -437,15 +536,14 @@ class Recorder:
                     recorder._push_mode()
                 elif switched == -1:
                     recorder._pop_mode()
-                st.stack.pop()
+                th.stack.pop()
                 if outermost:
                     hi = (_next_sequence_nr() if _next_sequence_nr
                           else _output_sequence_hi(result))
-                    st.timeline.add(Span(lo, hi, site, f"forward of {kind.__name__}",
+                    th.timeline.add(Span(lo, hi, site, f"forward of {kind.__name__}",
                                          module))
-                    st.forward_site = None
+                    th.forward_site = None
 
-        __call__.__wrapped__ = original  # type: ignore[attr-defined]
         torch.nn.Module.__call__ = __call__
         self.restore.append(lambda: setattr(torch.nn.Module, "__call__", original))
 
@@ -459,30 +557,54 @@ class Recorder:
             return
         st = self.state
 
+        @functools.wraps(original)
         def _sync_buffers(ddp, *args, **kwargs):
             buffers = list(ddp.module.buffers())
             before = [b._version for b in buffers]
             result = original(ddp, *args, **kwargs)
-            site = st.forward_site if st.stack else user_site(2)
+            th = st.thread
+            site = th.forward_site if th.stack else user_site(2)
             what = "DistributedDataParallel's buffer broadcast from rank 0"
             for b, v in zip(buffers, before):
                 now = b._version
                 if now != v:
                     st.writes.add(b, now, Write("ddp", what, site, grad_enabled=False,
                                                 module=ddp,
-                                                in_forward=site if st.stack else None))
+                                                in_forward=site if th.stack else None))
             return result
 
-        _sync_buffers.__wrapped__ = original  # type: ignore[attr-defined]
         DDP._sync_buffers = _sync_buffers
         self.restore.append(lambda: setattr(DDP, "_sync_buffers", original))
 
-    def uninstall(self) -> None:
-        if self.mode is not None and not self.state.mode_off:
+    def _record_saves(self) -> None:
+        """FunctionCtx.save_for_backward, wrapped: which tensors a Python
+        autograd.Function (a torch.compile'd graph's too) saved, at which
+        versions, so that a stale one is named without unpacking them
+        (unpacking a stale one raises autograd's error)."""
+        from torch.autograd.function import FunctionCtx
+        original = FunctionCtx.__dict__.get("save_for_backward")
+        if original is None:
+            return
+
+        @functools.wraps(original)
+        def save_for_backward(ctx, *tensors):
             try:
-                self.mode.__exit__(None, None, None)
-            except (RuntimeError, AssertionError):
-                pass  # another mode was pushed above it; it is left inert
+                ctx._ddpguard_saved = tuple(_saved_entry(t) for t in tensors)
+            except AttributeError:  # a context that takes no attributes
+                pass
+            return original(ctx, *tensors)
+
+        FunctionCtx.save_for_backward = save_for_backward
+        self.restore.append(lambda: setattr(FunctionCtx, "save_for_backward", original))
+
+    def uninstall(self) -> None:
+        if self.mode is not None:
+            if not self.state.thread.mode_off:
+                try:
+                    self.mode.__exit__(None, None, None)
+                except (RuntimeError, AssertionError):
+                    pass  # another mode was pushed above it
+            self.mode.state = None  # inert where it stays (other threads' stacks)
             self.mode = None
         for h in self.handles:
             h.remove()
