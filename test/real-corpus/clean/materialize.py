@@ -166,6 +166,26 @@ def count_py(folder):
     return sum(f.endswith(".py") for _, _, files in os.walk(folder) for f in files)
 
 
+def materialize_pin(pin, out, wheelhouse, python):
+    """One pin into out/<name>: ("materialized", "<N> .py files"),
+    ("skipped", why) or ("error", why)."""
+    name, version, want, line = pin
+    wheel = wheel_in(wheelhouse, name, version, want)
+    if wheel is None:
+        failed = download(python, wheelhouse, name, version, line)
+        if failed:
+            return failed
+        wheel = wheel_in(wheelhouse, name, version, want)
+        if wheel is None:
+            return "error", "pip downloaded no wheel of %s==%s with the pinned hash" % (
+                name, version)
+    try:
+        files = unpack(wheel, os.path.join(out, name), want)
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        return "error", "%s: %s" % (os.path.basename(wheel), e)
+    return "materialized", "%d .py files" % files
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("out", help="folder that receives one folder per package")
@@ -174,27 +194,13 @@ def main():
     p.add_argument("--python", default=sys.executable, help="the interpreter whose pip downloads")
     args = p.parse_args()
     status = 0
-    for name, version, want, line in read_pins(args.requirements):
-        wheel = wheel_in(args.wheelhouse, name, version, want)
-        if wheel is None:
-            failed = download(args.python, args.wheelhouse, name, version, line)
-            if failed:
-                print("%s: %s: %s" % ((name,) + failed), flush=True)
-                status = 2 if failed[0] == "error" else status
-                continue
-            wheel = wheel_in(args.wheelhouse, name, version, want)
-            if wheel is None:
-                print("%s: error: pip downloaded no wheel of %s==%s with the pinned hash"
-                      % (name, name, version), flush=True)
-                status = 2
-                continue
-        try:
-            files = unpack(wheel, os.path.join(args.out, name), want)
-        except (OSError, ValueError, zipfile.BadZipFile) as e:
-            print("%s: error: %s: %s" % (name, os.path.basename(wheel), e), flush=True)
-            status = 2
-            continue
-        print("%s: materialized (%d .py files)" % (name, files), flush=True)
+    for pin in read_pins(args.requirements):
+        state, detail = materialize_pin(pin, args.out, args.wheelhouse, args.python)
+        if state == "materialized":
+            print("%s: materialized (%s)" % (pin[0], detail), flush=True)
+        else:
+            print("%s: %s: %s" % (pin[0], state, detail), flush=True)
+            status = 2 if state == "error" else status
     return status
 
 

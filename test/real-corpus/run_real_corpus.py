@@ -1,0 +1,443 @@
+#!/usr/bin/env python3
+"""The real-corpus oracle (docs/real-corpus.md): ddpguard on public code.
+
+    run_real_corpus.py [--part clean|bugs|all] [--full] [--ddpguard BIN]
+                       [--torch-version X.Y.Z] [--cache DIR] [--work DIR]
+                       [--jobs N] [--no-materialize]
+
+Clean part: the package folders of clean/requirements.txt (well-known
+training and model code, pinned wheels), materialized by clean/materialize.py
+into CACHE/clean/<name>/ (downloaded once into the wheelhouse). Each folder
+is checked in one run, `ddpguard --torch-version X.Y.Z --format=json
+FOLDER`. Code that trains in the wild has no finding to make, so every
+finding must be listed in clean/known_false.txt, one a line:
+
+    <name>/<path>:<line>:<check>  # why it is false
+
+(the honest record of the checker's false findings; the goal is none). The
+run fails on a finding not listed, on a listed one no longer reported
+(stale: remove it), and on a crash: an exit status other than 0 (clean) or
+1 (findings), or a signal; a crashing folder is then checked file by file to
+name the files. Quick (the default) checks the packages of clean/quick.txt;
+--full checks them all.
+
+Bugs part: bugs/manifest.json (a list of entries, or {"entries": [...]}),
+each {id, repo, commit, root, files: {path: sha256}, verdicts: [{file, line,
+check, why}]}, materialized by bugs/materialize.py into CACHE/bugs/<id>/;
+`files`, `root` and each verdict's `file` are paths relative to that
+folder (bugs/materialize.py, run with no argument, writes the default
+cache). A file whose hash is not the manifest's is a broken snapshot. Each
+verdict is looked for at its line and check twice: with its file checked
+alone (as the editor, pre-commit and the action check a changed file) and
+with the entry's root folder checked. A miss fails the run unless
+bugs/known_misses.txt lists it (`<id> <file>:<line>:<check> alone|folder  #
+why`); a listed miss that is found is stale and fails too.
+
+Sources not present (no network for the wheels, no snapshot, no manifest)
+are skipped with the reason printed; when nothing could be run the exit
+status is 77 (CTest's SKIP_RETURN_CODE). Logs (each run's JSON) and the
+summary go to --work. The last line gives the counts and ok or FAILED.
+Exit status: 0 ok, 1 failed, 77 nothing to run.
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SKIP = 77
+FINDING_KEY = re.compile(r"^(\S+):(\d+):(\S+)$")
+
+
+def load_materializer():
+    """clean/materialize.py as a module: its pin reader and wheelhouse."""
+    spec = importlib.util.spec_from_file_location(
+        "clean_materialize", os.path.join(HERE, "clean", "materialize.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def default_cache():
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "ddpguard", "real-corpus")
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--part", choices=("clean", "bugs", "all"), default="all")
+    p.add_argument("--full", action="store_true",
+                   help="every clean package (default: those of clean/quick.txt)")
+    p.add_argument("--ddpguard", default=os.path.join(ROOT, "build", "bin", "ddpguard"))
+    p.add_argument("--torch-version", default="2.11.0")
+    p.add_argument("--cache", default=default_cache(),
+                   help="folder of the materialized sources (clean/, bugs/)")
+    p.add_argument("--work", help="folder for logs, emptied first (default: a temporary one)")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--timeout", type=float, default=900, help="seconds for one checker run")
+    p.add_argument("--no-materialize", action="store_true",
+                   help="use what the cache holds; download nothing")
+    p.add_argument("--manifest", default=os.path.join(HERE, "bugs", "manifest.json"))
+    return p.parse_args()
+
+
+class Run:
+    """One checker run: its findings as (realpath, line, check), errors,
+    exit status (negative: the signal) and wall time."""
+
+    def __init__(self, findings, errors, status, seconds, log):
+        self.findings, self.errors, self.status = findings, errors, status
+        self.seconds, self.log = seconds, log
+
+    @property
+    def crashed(self):
+        return self.status not in (0, 1)
+
+    def describe(self):
+        if self.status is None:
+            return "timed out (see %s)" % self.log
+        if self.status < 0:
+            return "killed by %s (see %s)" % (signal.Signals(-self.status).name, self.log)
+        return "exit status %d%s (see %s)" % (
+            self.status, ": " + "; ".join(self.errors[:3]) if self.errors else "", self.log)
+
+
+def check(args, paths, log):
+    """Runs ddpguard on paths (absolute) and writes its output to log."""
+    cmd = [args.ddpguard, "--torch-version", args.torch_version, "--format=json", *paths]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=args.timeout)
+        status, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as e:
+        status, out, err = None, e.stdout or b"", e.stderr or b""
+    seconds = time.perf_counter() - start
+    out, err = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    with open(log, "w", encoding="utf-8") as f:
+        f.write("$ %s\nexit status: %s\n%s\n--- stderr\n%s" % (" ".join(cmd), status, out, err))
+    findings, errors = [], []
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        doc = {}
+        if status in (0, 1):
+            status = 2
+            errors.append("printed no JSON: " + err.strip()[-500:])
+    for finding in doc.get("findings", []):
+        findings.append((os.path.realpath(finding["file"]), finding["line"], finding["check"]))
+    for error in doc.get("errors", []):
+        errors.append("%s: %s" % (error.get("file", "?"), error.get("message", error)))
+    return Run(findings, errors, status, seconds, log)
+
+
+def read_listing(path, pattern):
+    """{match groups: reason} of a list file; lines without a reason are errors."""
+    listed, problems = {}, []
+    if not os.path.isfile(path):
+        return listed, problems
+    with open(path, encoding="utf-8") as f:
+        for number, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            entry, _, reason = line.partition("#")
+            m = pattern.match(entry.strip())
+            if not m or not reason.strip():
+                problems.append("%s:%d: want '%s  # reason', got %r"
+                                % (path, number, pattern.pattern, line))
+                continue
+            listed[m.groups()] = reason.strip()
+    return listed, problems
+
+
+def count_py(folder):
+    return sum(f.endswith(".py") for _, _, files in os.walk(folder) for f in files)
+
+
+def py_files(folder):
+    return sorted(os.path.join(d, f) for d, _, files in os.walk(folder)
+                  for f in files if f.endswith(".py"))
+
+
+# ---------------------------------------------------------------- clean part
+
+def clean_packages(args, materializer, problems):
+    """[(name, folder)] to check and [(name, why)] skipped. Unless
+    --no-materialize, each pin is materialized first (downloaded into the
+    wheelhouse when it is not there); a pin the index serves with another
+    hash is a problem."""
+    pins = materializer.read_pins(os.path.join(HERE, "clean", "requirements.txt"))
+    names = [pin[0] for pin in pins]
+    if not args.full:
+        with open(os.path.join(HERE, "clean", "quick.txt"), encoding="utf-8") as f:
+            quick = [l.split("#", 1)[0].strip() for l in f]
+        quick = [name for name in quick if name]
+        problems += ["clean/quick.txt: %s is no pin of requirements.txt" % name
+                     for name in quick if name not in names]
+        pins = [pin for pin in pins if pin[0] in quick]
+    out = os.path.join(args.cache, "clean")
+    present, skipped = [], []
+    for pin in pins:
+        name, folder = pin[0], os.path.join(out, pin[0])
+        if args.no_materialize:
+            state, detail = "skipped", "not materialized in %s" % folder
+            stamp = os.path.join(folder, materializer.STAMP)
+            if os.path.isfile(stamp):
+                with open(stamp, encoding="utf-8") as f:
+                    if f.read().strip() == pin[2]:
+                        state = "materialized"
+        else:
+            state, detail = materializer.materialize_pin(
+                pin, out, materializer.default_wheelhouse(), sys.executable)
+        if state == "materialized":
+            present.append((name, folder))
+        elif state == "skipped":
+            skipped.append((name, detail))
+        else:
+            problems.append("%s: %s" % (name, detail))
+    return present, skipped
+
+
+def name_crashing_files(args, name, folder, work):
+    """Each .py of a crashing folder alone: those that crash, relative."""
+    crashing = []
+    for path in py_files(folder):
+        rel = os.path.relpath(path, folder)
+        run = check(args, [path], os.path.join(work, "crash", name, rel + ".log"))
+        if run.crashed:
+            crashing.append("%s/%s: %s" % (name, rel, run.describe()))
+    return crashing
+
+
+def run_clean(args, work):
+    """Returns (summary text or None, failed, why it was skipped or None)."""
+    print("== clean part")
+    materializer = load_materializer()
+    problems = []
+    out = os.path.join(args.cache, "clean")
+    packages, skipped = clean_packages(args, materializer, problems)
+    for name, why in skipped:
+        print("  skipped %s: %s" % (name, why))
+    if not packages:
+        why = "no clean package is present (%s); clean/materialize.py %s recreates them" % (
+            skipped[0][1] if skipped else "none wanted", out)
+        print("  SKIPPED: " + why)
+        return None, bool(problems), why
+    known, list_problems = read_listing(os.path.join(HERE, "clean", "known_false.txt"),
+                                        FINDING_KEY)
+    problems += list_problems
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        runs = dict(zip((name for name, _ in packages), pool.map(
+            lambda p: check(args, [p[1]], os.path.join(work, "clean", p[0] + ".log")),
+            packages)))
+    wall = time.perf_counter() - start
+    files = crashes = 0
+    found = set()
+    base = os.path.realpath(out)
+    for name, folder in packages:
+        run = runs[name]
+        n = count_py(folder)
+        files += n
+        print("  %-28s %5d files %4d findings %7.2f s" % (name, n, len(run.findings), run.seconds))
+        if run.crashed:
+            crashes += 1
+            problems.append("crash on %s: %s" % (name, run.describe()))
+            problems += ["  crashes alone: " + c
+                         for c in name_crashing_files(args, name, folder, work)]
+        for path, line, check_name in run.findings:
+            found.add((os.path.relpath(path, base), str(line), check_name))
+    checked = {name for name, _ in packages}
+    new = sorted(found - set(known))
+    stale = sorted(k for k in known if k not in found and k[0].split("/", 1)[0] in checked)
+    for key in new:
+        problems.append("finding not in clean/known_false.txt: %s:%s:%s" % key)
+    for key in stale:
+        problems.append("stale in clean/known_false.txt (no longer reported): %s:%s:%s" % key)
+    listed = len(found & set(known))
+    per_1000 = 1000.0 * len(found) / files if files else 0.0
+    summary = ("clean: %d files in %d packages%s, %d findings (%d known false, %d not listed, "
+               "%d stale), %.2f false findings per 1,000 files, %d crashes, %.1f s"
+               % (files, len(packages), " (%d skipped)" % len(skipped) if skipped else "",
+                  len(found), listed, len(new), len(stale), per_1000, crashes, wall))
+    for problem in problems:
+        print("  FAIL: " + problem)
+    return summary, bool(problems), None
+
+
+# ----------------------------------------------------------------- bugs part
+
+def sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_manifest(path, problems):
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    entries = doc.get("entries", []) if isinstance(doc, dict) else doc
+    good = []
+    for number, entry in enumerate(entries):
+        missing = [k for k in ("id", "repo", "commit", "root", "files", "verdicts")
+                   if k not in entry]
+        bad_verdicts = [v for v in entry.get("verdicts", [])
+                        if not all(k in v for k in ("file", "line", "check", "why"))]
+        if missing or bad_verdicts or not entry.get("verdicts"):
+            problems.append("%s: entry %d (%s): missing %s" % (
+                path, number, entry.get("id", "?"),
+                ", ".join(missing) or "verdicts or a verdict's file, line, check or why"))
+            continue
+        good.append(entry)
+    return good
+
+
+def snapshot_problems(entry, folder):
+    """Files of the entry absent or with another hash than the manifest's."""
+    out = []
+    for rel, want in sorted(entry["files"].items()):
+        path = os.path.join(folder, rel)
+        if not os.path.isfile(path):
+            out.append("%s: %s is missing" % (entry["id"], rel))
+        elif sha256(path) != want:
+            out.append("%s: %s has sha256 %s, the manifest says %s"
+                       % (entry["id"], rel, sha256(path), want))
+    return out
+
+
+def run_bugs(args, work):
+    """Returns (summary text or None, failed, why it was skipped or None)."""
+    print("== bugs part")
+    if not os.path.isfile(args.manifest):
+        why = "no manifest at %s" % args.manifest
+        print("  SKIPPED: " + why)
+        return None, False, why
+    problems = []
+    entries = load_manifest(args.manifest, problems)
+    materializer = os.path.join(os.path.dirname(args.manifest), "materialize.py")
+    if not args.no_materialize and os.path.isfile(materializer):
+        # It writes into the default cache; what it could not fetch is
+        # skipped below, entry by entry, with the reason.
+        proc = subprocess.run([sys.executable, materializer], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT)
+        for line in proc.stdout.decode("utf-8", "replace").splitlines()[-20:]:
+            print("  " + line)
+    known, list_problems = read_listing(
+        os.path.join(os.path.dirname(args.manifest), "known_misses.txt"),
+        re.compile(r"^(\S+)\s+(\S+):(\d+):(\S+)\s+(alone|folder)$"))
+    problems += list_problems
+    present, skipped = [], []
+    for entry in entries:
+        folder = os.path.join(args.cache, "bugs", entry["id"])
+        if not os.path.isdir(folder):
+            skipped.append(entry["id"])
+            print("  skipped %s: no snapshot in %s (test/real-corpus/bugs/materialize.py "
+                  "recreates it)" % (entry["id"], folder))
+            continue
+        broken = snapshot_problems(entry, folder)
+        problems += ["broken snapshot " + b for b in broken]
+        if not broken:
+            present.append((entry, folder))
+    if not present:
+        why = "no snapshot of the %d entries is present in %s; bugs/materialize.py " \
+              "recreates them" % (len(entries), os.path.join(args.cache, "bugs"))
+        print("  SKIPPED: " + why)
+        return None, bool(problems), why
+
+    # One run per verdict file alone and one per entry's root folder.
+    jobs = []
+    for entry, folder in present:
+        for rel in sorted({v["file"] for v in entry["verdicts"]}):
+            jobs.append((entry["id"], "alone", rel, [os.path.join(folder, rel)]))
+        jobs.append((entry["id"], "folder", entry["root"],
+                     [os.path.normpath(os.path.join(folder, entry["root"]))]))
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        runs = list(pool.map(lambda j: check(args, j[3], os.path.join(
+            work, "bugs", j[0], j[1], j[2].replace(os.sep, "_") + ".log")), jobs))
+    wall = time.perf_counter() - start
+    seen = {"alone": {}, "folder": {}}  # id -> {(realpath, line, check)}
+    crashes = 0
+    for (ident, mode, rel, _), run in zip(jobs, runs):
+        seen[mode].setdefault(ident, set()).update(run.findings)
+        if run.crashed:
+            crashes += 1
+            problems.append("crash on %s %s (%s): %s" % (ident, rel, mode, run.describe()))
+    verdicts = hits_alone = hits_folder = extra = 0
+    for entry, folder in present:
+        wanted = set()
+        for v in entry["verdicts"]:
+            verdicts += 1
+            key = (os.path.realpath(os.path.join(folder, v["file"])), int(v["line"]), v["check"])
+            wanted.add(key)
+            for mode in ("alone", "folder"):
+                hit = key in seen[mode].get(entry["id"], set())
+                hits_alone += hit and mode == "alone"
+                hits_folder += hit and mode == "folder"
+                listing = (entry["id"], v["file"], str(v["line"]), v["check"], mode)
+                if not hit and listing not in known:
+                    problems.append("missed %s %s:%s:%s (%s): %s" % (
+                        entry["id"], v["file"], v["line"], v["check"], mode, v["why"]))
+                elif hit and listing in known:
+                    problems.append("stale in known_misses.txt (found now): %s" % " ".join(listing))
+        for mode in ("alone", "folder"):
+            for path, line, check_name in sorted(seen[mode].get(entry["id"], set()) - wanted):
+                if mode == "alone" or any(path == os.path.realpath(os.path.join(folder, v["file"]))
+                                          for v in entry["verdicts"]):
+                    extra += 1
+                    print("  other finding (%s) %s %s:%d:%s" % (
+                        mode, entry["id"], os.path.relpath(path, folder), line, check_name))
+    summary = ("bugs: %d verdicts in %d entries%s, alone %d/%d (%.2f), folder %d/%d (%.2f), "
+               "%d other findings in their files, %d crashes, %.1f s"
+               % (verdicts, len(present), " (%d skipped)" % len(skipped) if skipped else "",
+                  hits_alone, verdicts, hits_alone / verdicts, hits_folder, verdicts,
+                  hits_folder / verdicts, extra, crashes, wall))
+    for problem in problems:
+        print("  FAIL: " + problem)
+    return summary, bool(problems), None
+
+
+def main():
+    args = parse_args()
+    if not os.access(args.ddpguard, os.X_OK):
+        print("FAILED: no ddpguard at %s" % args.ddpguard)
+        return 1
+    args.ddpguard = os.path.abspath(args.ddpguard)
+    work = args.work or tempfile.mkdtemp(prefix="real-corpus-")
+    if args.work:
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+    print("logs in %s" % work)
+    parts = {"clean": [run_clean], "bugs": [run_bugs], "all": [run_clean, run_bugs]}[args.part]
+    summaries, skips, failed = [], [], False
+    for part in parts:
+        summary, part_failed, skipped = part(args, work)
+        failed |= part_failed
+        if summary:
+            summaries.append(summary)
+        if skipped:
+            skips.append("%s SKIPPED: %s" % (part.__name__[len("run_"):], skipped))
+    if not summaries and not failed:
+        print("real corpus: " + "; ".join(skips))
+        return SKIP
+    summaries += skips
+    print("; ".join(summaries or ["nothing run"]) + (": FAILED" if failed else ": ok"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
