@@ -9,17 +9,22 @@ Clean part: the package folders of clean/requirements.txt (well-known
 training and model code, pinned wheels), materialized by clean/materialize.py
 into CACHE/clean/<name>/ (downloaded once into the wheelhouse). Each folder
 is checked in one run, `ddpguard --torch-version X.Y.Z --format=json
-FOLDER`. Code that trains in the wild has no finding to make, so every
-finding must be listed in clean/known_false.txt, one a line:
+FOLDER`; with --full each of its files is also checked alone, as the
+editor, pre-commit and the action check a changed file. Code that trains in
+the wild has little to report, so every finding must be judged, by reading
+the code, in clean/known_false.txt or, where a run confirmed it,
+clean/known_true.txt, one a line:
 
-    <name>/<path>:<line>:<check>  # why it is false
+    <name>/<path>:<line>:<check>[ alone|folder]  # why
 
-(the honest record of the checker's false findings; the goal is none). The
+(`alone` or `folder`: reported only that way; neither: both). known_false.txt
+is the honest record of the checker's false findings; the goal is none. The
 run fails on a finding not listed, on a listed one no longer reported
 (stale: remove it), and on a crash: an exit status other than 0 (clean) or
 1 (findings), or a signal; a crashing folder is then checked file by file to
-name the files. Quick (the default) checks the packages of clean/quick.txt;
---full checks them all.
+name the files. Quick (the default) checks the packages of clean/quick.txt
+by folder; --full checks them all, by folder and alone. False findings per
+1,000 files count the findings not known true.
 
 Bugs part: bugs/manifest.json (a list of entries, or {"entries": [...]}),
 each {id, repo, commit, root, files: {path: sha256}, verdicts: [{file, line,
@@ -56,7 +61,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SKIP = 77
-FINDING_KEY = re.compile(r"^(\S+):(\d+):(\S+)$")
+# <package>/<path>:<line>:<check>, and where it is reported when not in both.
+CLEAN_KEY = re.compile(r"^(\S+):(\d+):(\S+)(?:\s+(alone|folder))?$")
+MODES = ("alone", "folder")
 
 
 def load_materializer():
@@ -221,6 +228,39 @@ def name_crashing_files(args, name, folder, work):
     return crashing
 
 
+def read_verdicts(problems):
+    """{(path, line, check): (verdict, modes, reason)} of clean/known_false.txt
+    and clean/known_true.txt; modes: where it is reported (alone, folder)."""
+    verdicts = {}
+    for verdict in ("false", "true"):
+        path = os.path.join(HERE, "clean", "known_%s.txt" % verdict)
+        listed, list_problems = read_listing(path, CLEAN_KEY)
+        problems += list_problems
+        for (rel, line, check_name, mode), reason in listed.items():
+            key = (rel, line, check_name)
+            if key in verdicts:
+                problems.append("%s:%s:%s is listed twice" % key)
+            verdicts[key] = (verdict, {mode} if mode else set(MODES), reason)
+    return verdicts
+
+
+def check_clean(args, packages, work):
+    """{mode: {package: [Run]}}: each package folder in one run and, with
+    --full, each of its files alone."""
+    jobs = [("folder", name, [folder], os.path.join(work, "clean", name + ".log"))
+            for name, folder in packages]
+    if args.full:
+        jobs += [("alone", name, [path], os.path.join(
+            work, "clean-alone", name, os.path.relpath(path, folder) + ".log"))
+            for name, folder in packages for path in py_files(folder)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        runs = list(pool.map(lambda job: check(args, job[2], job[3]), jobs))
+    result = {mode: {} for mode in MODES}
+    for (mode, name, _, _), run in zip(jobs, runs):
+        result[mode].setdefault(name, []).append(run)
+    return result
+
+
 def run_clean(args, work):
     """Returns (summary text or None, failed, why it was skipped or None)."""
     print("== clean part")
@@ -235,43 +275,59 @@ def run_clean(args, work):
             skipped[0][1] if skipped else "none wanted", out)
         print("  SKIPPED: " + why)
         return None, bool(problems), why
-    known, list_problems = read_listing(os.path.join(HERE, "clean", "known_false.txt"),
-                                        FINDING_KEY)
-    problems += list_problems
+    verdicts = read_verdicts(problems)
     start = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        runs = dict(zip((name for name, _ in packages), pool.map(
-            lambda p: check(args, [p[1]], os.path.join(work, "clean", p[0] + ".log")),
-            packages)))
+    runs = check_clean(args, packages, work)
     wall = time.perf_counter() - start
+    modes = ("folder", "alone") if args.full else ("folder",)
     files = crashes = 0
-    found = set()
+    found = {mode: set() for mode in modes}
     base = os.path.realpath(out)
     for name, folder in packages:
-        run = runs[name]
         n = count_py(folder)
         files += n
-        print("  %-28s %5d files %4d findings %7.2f s" % (name, n, len(run.findings), run.seconds))
-        if run.crashed:
-            crashes += 1
-            problems.append("crash on %s: %s" % (name, run.describe()))
-            problems += ["  crashes alone: " + c
-                         for c in name_crashing_files(args, name, folder, work)]
-        for path, line, check_name in run.findings:
-            found.add((os.path.relpath(path, base), str(line), check_name))
+        line = "  %-28s %5d files" % (name, n)
+        for mode in modes:
+            mode_runs = runs[mode][name]
+            findings = {(os.path.relpath(path, base), str(number), check_name)
+                        for run in mode_runs for path, number, check_name in run.findings}
+            found[mode] |= findings
+            line += " %s: %3d findings %7.2f s" % (
+                mode, len(findings), sum(run.seconds for run in mode_runs))
+            for run in mode_runs:
+                if run.crashed:
+                    crashes += 1
+                    problems.append("crash on %s (%s): %s" % (
+                        os.path.relpath(run.log, work), mode, run.describe()))
+            if mode == "folder" and mode_runs[0].crashed and not args.full:
+                problems += ["  crashes alone: " + c
+                             for c in name_crashing_files(args, name, folder, work)]
+        print(line)
     checked = {name for name, _ in packages}
-    new = sorted(found - set(known))
-    stale = sorted(k for k in known if k not in found and k[0].split("/", 1)[0] in checked)
-    for key in new:
-        problems.append("finding not in clean/known_false.txt: %s:%s:%s" % key)
-    for key in stale:
-        problems.append("stale in clean/known_false.txt (no longer reported): %s:%s:%s" % key)
-    listed = len(found & set(known))
-    per_1000 = 1000.0 * len(found) / files if files else 0.0
-    summary = ("clean: %d files in %d packages%s, %d findings (%d known false, %d not listed, "
-               "%d stale), %.2f false findings per 1,000 files, %d crashes, %.1f s"
+    for mode in modes:
+        for key in sorted(found[mode]):
+            if key not in verdicts:
+                problems.append("finding (%s) in neither known_false.txt nor known_true.txt: "
+                                "%s:%s:%s" % ((mode,) + key))
+            elif mode not in verdicts[key][1]:
+                problems.append("finding (%s) listed for %s only: %s:%s:%s"
+                                % ((mode, "/".join(sorted(verdicts[key][1]))) + key))
+        for key, (verdict, listed_modes, _) in sorted(verdicts.items()):
+            if mode in listed_modes and key not in found[mode] \
+                    and key[0].split("/", 1)[0] in checked:
+                problems.append("stale in known_%s.txt (no longer reported %s): %s:%s:%s"
+                                % ((verdict, mode) + key))
+    every = found["folder"].union(*found.values())
+    false = {key for key in every if verdicts.get(key, ("false",))[0] == "false"}
+    true = every - false
+    listed_false = {key for key in false if key in verdicts}
+    summary = ("clean: %d files in %d packages%s, %d findings (%d false: %d listed, %d not; "
+               "%d true), %.2f false findings per 1,000 files, %d crashes, %.1f s%s"
                % (files, len(packages), " (%d skipped)" % len(skipped) if skipped else "",
-                  len(found), listed, len(new), len(stale), per_1000, crashes, wall))
+                  len(every), len(false), len(listed_false), len(false - listed_false),
+                  len(true), 1000.0 * len(false) / files, crashes, wall,
+                  "" if not args.full else ", alone and folder differ on %d"
+                  % len(found["alone"] ^ found["folder"])))
     for problem in problems:
         print("  FAIL: " + problem)
     return summary, bool(problems), None
