@@ -22,9 +22,10 @@ is the honest record of the checker's false findings; the goal is none. The
 run fails on a finding not listed, on a listed one no longer reported
 (stale: remove it), and on a crash: an exit status other than 0 (clean) or
 1 (findings), or a signal; a crashing folder is then checked file by file to
-name the files. Quick (the default) checks the packages of clean/quick.txt
-by folder; --full checks them all, by folder and alone. False findings per
-1,000 files count the findings not known true.
+name the files. Every package is checked by folder; the files of those of
+clean/quick.txt (all with --full) also alone. False findings per 1,000 files
+count the findings not known true; "alone and folder differ" counts the
+findings of the files checked both ways that only one way reports.
 
 Bugs part: bugs/manifest.json (a list of entries, or {"entries": [...]}),
 each {id, repo, commit, root, files: {path: sha256}, verdicts: [{file, line,
@@ -84,7 +85,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--part", choices=("clean", "bugs", "all"), default="all")
     p.add_argument("--full", action="store_true",
-                   help="every clean package (default: those of clean/quick.txt)")
+                   help="check the files of every clean package alone too "
+                   "(default: those of clean/quick.txt)")
     p.add_argument("--ddpguard", default=os.path.join(ROOT, "build", "bin", "ddpguard"))
     p.add_argument("--torch-version", default="2.11.0")
     p.add_argument("--cache", default=default_cache(),
@@ -186,14 +188,6 @@ def clean_packages(args, materializer, problems):
     wheelhouse when it is not there); a pin the index serves with another
     hash is a problem."""
     pins = materializer.read_pins(os.path.join(HERE, "clean", "requirements.txt"))
-    names = [pin[0] for pin in pins]
-    if not args.full:
-        with open(os.path.join(HERE, "clean", "quick.txt"), encoding="utf-8") as f:
-            quick = [l.split("#", 1)[0].strip() for l in f]
-        quick = [name for name in quick if name]
-        problems += ["clean/quick.txt: %s is no pin of requirements.txt" % name
-                     for name in quick if name not in names]
-        pins = [pin for pin in pins if pin[0] in quick]
     out = os.path.join(args.cache, "clean")
     present, skipped = [], []
     for pin in pins:
@@ -244,15 +238,28 @@ def read_verdicts(problems):
     return verdicts
 
 
-def check_clean(args, packages, work):
-    """{mode: {package: [Run]}}: each package folder in one run and, with
-    --full, each of its files alone."""
+def checked_alone(args, packages, problems):
+    """The packages whose files are also checked alone: all with --full,
+    else those of clean/quick.txt."""
+    names = [name for name, _ in packages]
+    if args.full:
+        return set(names)
+    with open(os.path.join(HERE, "clean", "quick.txt"), encoding="utf-8") as f:
+        quick = {l.split("#", 1)[0].strip() for l in f} - {""}
+    pins = load_materializer().read_pins(os.path.join(HERE, "clean", "requirements.txt"))
+    problems += ["clean/quick.txt: %s is no pin of requirements.txt" % name
+                 for name in sorted(quick - {pin[0] for pin in pins})]
+    return quick & set(names)
+
+
+def check_clean(args, packages, alone, work):
+    """{mode: {package: [Run]}}: each package folder in one run, and each
+    file of the packages in alone by itself."""
     jobs = [("folder", name, [folder], os.path.join(work, "clean", name + ".log"))
             for name, folder in packages]
-    if args.full:
-        jobs += [("alone", name, [path], os.path.join(
-            work, "clean-alone", name, os.path.relpath(path, folder) + ".log"))
-            for name, folder in packages for path in py_files(folder)]
+    jobs += [("alone", name, [path], os.path.join(
+        work, "clean-alone", name, os.path.relpath(path, folder) + ".log"))
+        for name, folder in packages if name in alone for path in py_files(folder)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         runs = list(pool.map(lambda job: check(args, job[2], job[3]), jobs))
     result = {mode: {} for mode in MODES}
@@ -276,10 +283,11 @@ def run_clean(args, work):
         print("  SKIPPED: " + why)
         return None, bool(problems), why
     verdicts = read_verdicts(problems)
+    alone = checked_alone(args, packages, problems)
     start = time.perf_counter()
-    runs = check_clean(args, packages, work)
+    runs = check_clean(args, packages, alone, work)
     wall = time.perf_counter() - start
-    modes = ("folder", "alone") if args.full else ("folder",)
+    modes = ("folder", "alone")
     files = crashes = 0
     found = {mode: set() for mode in modes}
     base = os.path.realpath(out)
@@ -288,7 +296,9 @@ def run_clean(args, work):
         files += n
         line = "  %-28s %5d files" % (name, n)
         for mode in modes:
-            mode_runs = runs[mode][name]
+            mode_runs = runs[mode].get(name)
+            if not mode_runs:
+                continue
             findings = {(os.path.relpath(path, base), str(number), check_name)
                         for run in mode_runs for path, number, check_name in run.findings}
             found[mode] |= findings
@@ -299,11 +309,11 @@ def run_clean(args, work):
                     crashes += 1
                     problems.append("crash on %s (%s): %s" % (
                         os.path.relpath(run.log, work), mode, run.describe()))
-            if mode == "folder" and mode_runs[0].crashed and not args.full:
+            if mode == "folder" and mode_runs[0].crashed and name not in alone:
                 problems += ["  crashes alone: " + c
                              for c in name_crashing_files(args, name, folder, work)]
         print(line)
-    checked = {name for name, _ in packages}
+    checked = {"folder": {name for name, _ in packages}, "alone": alone}
     for mode in modes:
         for key in sorted(found[mode]):
             if key not in verdicts:
@@ -314,20 +324,22 @@ def run_clean(args, work):
                                 % ((mode, "/".join(sorted(verdicts[key][1]))) + key))
         for key, (verdict, listed_modes, _) in sorted(verdicts.items()):
             if mode in listed_modes and key not in found[mode] \
-                    and key[0].split("/", 1)[0] in checked:
+                    and key[0].split("/", 1)[0] in checked[mode]:
                 problems.append("stale in known_%s.txt (no longer reported %s): %s:%s:%s"
                                 % ((verdict, mode) + key))
     every = found["folder"].union(*found.values())
     false = {key for key in every if verdicts.get(key, ("false",))[0] == "false"}
     true = every - false
     listed_false = {key for key in false if key in verdicts}
-    summary = ("clean: %d files in %d packages%s, %d findings (%d false: %d listed, %d not; "
-               "%d true), %.2f false findings per 1,000 files, %d crashes, %.1f s%s"
+    alone_files = sum(count_py(folder) for name, folder in packages if name in alone)
+    in_alone = {key for key in found["folder"] if key[0].split("/", 1)[0] in alone}
+    summary = ("clean: %d files in %d packages%s (%d also alone), %d findings (%d false: "
+               "%d listed, %d not; %d true), %.2f false findings per 1,000 files, "
+               "alone and folder differ on %d, %d crashes, %.1f s"
                % (files, len(packages), " (%d skipped)" % len(skipped) if skipped else "",
-                  len(every), len(false), len(listed_false), len(false - listed_false),
-                  len(true), 1000.0 * len(false) / files, crashes, wall,
-                  "" if not args.full else ", alone and folder differ on %d"
-                  % len(found["alone"] ^ found["folder"])))
+                  alone_files, len(every), len(false), len(listed_false),
+                  len(false - listed_false), len(true), 1000.0 * len(false) / files,
+                  len(found["alone"] ^ in_alone), crashes, wall))
     for problem in problems:
         print("  FAIL: " + problem)
     return summary, bool(problems), None
