@@ -171,13 +171,18 @@ def read_listing(path, pattern):
     return listed, problems
 
 
-def count_py(folder):
-    return sum(f.endswith(".py") for _, _, files in os.walk(folder) for f in files)
-
-
 def py_files(folder):
-    return sorted(os.path.join(d, f) for d, _, files in os.walk(folder)
-                  for f in files if f.endswith(".py"))
+    """The .py files ddpguard checks in folder: hidden folders and
+    __pycache__ are skipped, as the checker skips them."""
+    found = []
+    for parent, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        found += [os.path.join(parent, f) for f in files if f.endswith(".py")]
+    return sorted(found)
+
+
+def count_py(folder):
+    return len(py_files(folder))
 
 
 # ---------------------------------------------------------------- clean part

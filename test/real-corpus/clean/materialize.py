@@ -163,7 +163,12 @@ def unpack(wheel, dest, want):
 
 
 def count_py(folder):
-    return sum(f.endswith(".py") for _, _, files in os.walk(folder) for f in files)
+    """The .py files ddpguard checks: hidden folders and __pycache__ skipped."""
+    count = 0
+    for _, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        count += sum(f.endswith(".py") for f in files)
+    return count
 
 
 def materialize_pin(pin, out, wheelhouse, python):
