@@ -20,24 +20,27 @@ clean/known_true.txt, one a line:
 (`alone` or `folder`: reported only that way; neither: both). known_false.txt
 is the honest record of the checker's false findings; the goal is none. The
 run fails on a finding not listed, on a listed one no longer reported
-(stale: remove it), and on a crash: an exit status other than 0 (clean) or
-1 (findings), or a signal; a crashing folder is then checked file by file to
-name the files. Every package is checked by folder; the files of those of
+(stale: remove it), on a crash (a signal, a timeout, no report, or an exit
+status other than 0 (clean), 1 (findings) or 2 with the files it could not
+check listed), and on a file it could not check that Python's own parser
+reads; a crashing folder is then checked file by file to name the files. Every package is checked by folder; the files of those of
 clean/quick.txt (all with --full) also alone. False findings per 1,000 files
 count the findings not known true; "alone and folder differ" counts the
 findings of the files checked both ways that only one way reports.
 
-Bugs part: bugs/manifest.json (a list of entries, or {"entries": [...]}),
-each {id, repo, commit, root, files: {path: sha256}, verdicts: [{file, line,
-check, why}]}, materialized by bugs/materialize.py into CACHE/bugs/<id>/;
-`files`, `root` and each verdict's `file` are paths relative to that
-folder (bugs/materialize.py, run with no argument, writes the default
-cache). A file whose hash is not the manifest's is a broken snapshot. Each
-verdict is looked for at its line and check twice: with its file checked
-alone (as the editor, pre-commit and the action check a changed file) and
-with the entry's root folder checked. A miss fails the run unless
-bugs/known_misses.txt lists it (`<id> <file>:<line>:<check> alone|folder  #
-why`); a listed miss that is found is stale and fails too.
+Bugs part: the entries of bugs/manifest.json (bugs/README.md: public code
+whose users reported the in-place error, at the reported commit), each
+{id, repo, commit, root, files: {path: sha256}, verdicts: [{file, line,
+check, why, call_sites?}]}, recreated by bugs/materialize.py into
+CACHE/bugs/<id>/ from repository snapshots or raw.githubusercontent.com,
+every file checked against its sha256. Each verdict is looked for at its
+file, line and check twice: with its file checked alone (as the editor,
+pre-commit and the action check a changed file) and with the entry's root
+folder checked. Outcomes: found, call site (at a call named by the verdict
+that runs its line), elsewhere (its check, another line of its file),
+missed. Anything but found fails the run unless bugs-known-misses.txt lists
+it (`<id> <file>:<line>:<check> alone|folder  # why`); a listed one that is
+found is stale and fails too.
 
 Sources not present (no network for the wheels, no snapshot, no manifest)
 are skipped with the reason printed; when nothing could be run the exit
@@ -46,11 +49,13 @@ summary go to --work. The last line gives the counts and ok or FAILED.
 Exit status: 0 ok, 1 failed, 77 nothing to run.
 """
 import argparse
+import ast
 import concurrent.futures
 import hashlib
 import importlib.util
 import json
 import os
+import pathlib
 import re
 import shutil
 import signal
@@ -65,6 +70,7 @@ SKIP = 77
 # <package>/<path>:<line>:<check>, and where it is reported when not in both.
 CLEAN_KEY = re.compile(r"^(\S+):(\d+):(\S+)(?:\s+(alone|folder))?$")
 MODES = ("alone", "folder")
+OUTCOMES = ("found", "call site", "elsewhere", "missed")
 
 
 def load_materializer():
@@ -100,9 +106,21 @@ def parse_args():
     return p.parse_args()
 
 
+def python_rejects(path):
+    """Whether this interpreter's own parser rejects the file (it is no
+    Python this Python reads: a syntax error, Python 2)."""
+    try:
+        with open(path, "rb") as f:
+            ast.parse(f.read(), path)
+        return False
+    except (SyntaxError, ValueError, OSError):
+        return True
+
+
 class Run:
-    """One checker run: its findings as (realpath, line, check), errors,
-    exit status (negative: the signal) and wall time."""
+    """One checker run: its findings as (realpath, line, check), the files it
+    reported it could not check as [(file, message)], its exit status
+    (negative: the signal; None: timed out) and wall time."""
 
     def __init__(self, findings, errors, status, seconds, log):
         self.findings, self.errors, self.status = findings, errors, status
@@ -110,7 +128,13 @@ class Run:
 
     @property
     def crashed(self):
-        return self.status not in (0, 1)
+        """Timed out, killed, printed no report, or exited with a status
+        that is not 0 (clean), 1 (findings) or 2 with the errors listed."""
+        return self.status not in (0, 1, 2) or (self.status == 2 and not self.errors)
+
+    def wrong_errors(self):
+        """Errors on files Python itself parses: the checker's to fix."""
+        return [(f, m) for f, m in self.errors if not f or not python_rejects(f)]
 
     def describe(self):
         if self.status is None:
@@ -118,7 +142,8 @@ class Run:
         if self.status < 0:
             return "killed by %s (see %s)" % (signal.Signals(-self.status).name, self.log)
         return "exit status %d%s (see %s)" % (
-            self.status, ": " + "; ".join(self.errors[:3]) if self.errors else "", self.log)
+            self.status, ": " + "; ".join("%s: %s" % e for e in self.errors[:3])
+            if self.errors else "", self.log)
 
 
 def check(args, paths, log):
@@ -136,19 +161,35 @@ def check(args, paths, log):
     os.makedirs(os.path.dirname(log), exist_ok=True)
     with open(log, "w", encoding="utf-8") as f:
         f.write("$ %s\nexit status: %s\n%s\n--- stderr\n%s" % (" ".join(cmd), status, out, err))
-    findings, errors = [], []
     try:
         doc = json.loads(out)
     except ValueError:
         doc = {}
-        if status in (0, 1):
-            status = 2
-            errors.append("printed no JSON: " + err.strip()[-500:])
-    for finding in doc.get("findings", []):
-        findings.append((os.path.realpath(finding["file"]), finding["line"], finding["check"]))
-    for error in doc.get("errors", []):
-        errors.append("%s: %s" % (error.get("file", "?"), error.get("message", error)))
+        if status in (0, 1, 2):
+            status = 3  # no report: counted as a crash, its output in the log
+    findings = [(os.path.realpath(f["file"]), f["line"], f["check"])
+                for f in doc.get("findings", [])]
+    errors = [(os.path.realpath(e["file"]) if e.get("file") else "", e.get("message", ""))
+              for e in doc.get("errors", [])]
     return Run(findings, errors, status, seconds, log)
+
+
+def unparsed_files(runs, problems):
+    """The files the runs could not parse: one that Python parses is a
+    problem (the checker's to fix); returns the count of those Python
+    rejects too (Python 2, syntax errors in the repository)."""
+    wrong, rejected = {}, set()
+    for run in runs:
+        if run.crashed:
+            continue
+        for path, message in run.errors:
+            if path and python_rejects(path):
+                rejected.add(path)
+            else:
+                wrong.setdefault(path, message)
+    problems += ["could not check %s, which Python parses: %s" % (path or "(no file)", message)
+                 for path, message in sorted(wrong.items())]
+    return len(rejected)
 
 
 def read_listing(path, pattern):
@@ -318,6 +359,8 @@ def run_clean(args, work):
                 problems += ["  crashes alone: " + c
                              for c in name_crashing_files(args, name, folder, work)]
         print(line)
+    rejected = unparsed_files([run for mode in modes for mode_runs in runs[mode].values()
+                               for run in mode_runs], problems)
     checked = {"folder": {name for name, _ in packages}, "alone": alone}
     for mode in modes:
         for key in sorted(found[mode]):
@@ -340,11 +383,11 @@ def run_clean(args, work):
     in_alone = {key for key in found["folder"] if key[0].split("/", 1)[0] in alone}
     summary = ("clean: %d files in %d packages%s (%d also alone), %d findings (%d false: "
                "%d listed, %d not; %d true), %.2f false findings per 1,000 files, "
-               "alone and folder differ on %d, %d crashes, %.1f s"
+               "alone and folder differ on %d, %d crashes, %d files Python rejects, %.1f s"
                % (files, len(packages), " (%d skipped)" % len(skipped) if skipped else "",
                   alone_files, len(every), len(false), len(listed_false),
                   len(false - listed_false), len(true), 1000.0 * len(false) / files,
-                  len(found["alone"] ^ in_alone), crashes, wall))
+                  len(found["alone"] ^ in_alone), crashes, rejected, wall))
     for problem in problems:
         print("  FAIL: " + problem)
     return summary, bool(problems), None
@@ -352,12 +395,13 @@ def run_clean(args, work):
 
 # ----------------------------------------------------------------- bugs part
 
-def sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def load_bugs_materializer(manifest):
+    """bugs/materialize.py (beside the manifest) as a module."""
+    spec = importlib.util.spec_from_file_location(
+        "bugs_materialize", os.path.join(os.path.dirname(manifest), "materialize.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load_manifest(path, problems):
@@ -379,17 +423,47 @@ def load_manifest(path, problems):
     return good
 
 
-def snapshot_problems(entry, folder):
-    """Files of the entry absent or with another hash than the manifest's."""
-    out = []
-    for rel, want in sorted(entry["files"].items()):
-        path = os.path.join(folder, rel)
-        if not os.path.isfile(path):
-            out.append("%s: %s is missing" % (entry["id"], rel))
-        elif sha256(path) != want:
-            out.append("%s: %s has sha256 %s, the manifest says %s"
-                       % (entry["id"], rel, sha256(path), want))
-    return out
+def score(verdict, folder, findings):
+    """'found' (the verdict's check at its file and line), 'call site' (at
+    one of its call_sites, a call that runs its line), 'elsewhere' (its check
+    in its file, another line) or 'missed'."""
+    def at(rel, line):
+        return (os.path.realpath(os.path.join(folder, rel)), int(line), verdict["check"]) \
+            in findings
+    if at(verdict["file"], verdict["line"]):
+        return "found"
+    if any(at(site["file"], site["line"]) for site in verdict.get("call_sites", [])):
+        return "call site"
+    path = os.path.realpath(os.path.join(folder, verdict["file"]))
+    if any(f[0] == path and f[2] == verdict["check"] for f in findings):
+        return "elsewhere"
+    return "missed"
+
+
+def ready_entries(args, entries):
+    """[(entry, folder)] whose files are all there with their hashes, and
+    [(id, why)] skipped. bugs/materialize.py recreates them from repository
+    snapshots, or from raw.githubusercontent.com at the commit, and checks
+    each file's sha256; with --no-materialize only what the cache holds."""
+    materializer = load_bugs_materializer(args.manifest)
+    cache = pathlib.Path(args.cache) / "bugs"
+    ready, skipped = [], []
+    for entry in entries:
+        if args.no_materialize:
+            folder = cache / entry["id"]
+            bad = [rel for rel, digest in entry["files"].items()
+                   if not (folder / rel).is_file()
+                   or materializer.sha256((folder / rel).read_bytes()) != digest]
+            status = {"status": "ready", "path": str(folder)} if not bad else {
+                "status": "skipped", "reason": "%s: not in %s with its sha256" % (bad[0], folder)}
+        else:
+            status = materializer.materialize(entry, cache, materializer.DEFAULT_MIRRORS,
+                                              fetch_raw=True)
+        if status["status"] == "ready":
+            ready.append((entry, status["path"]))
+        else:
+            skipped.append((entry["id"], status.get("reason", status["status"])))
+    return ready, skipped
 
 
 def run_bugs(args, work):
@@ -401,33 +475,16 @@ def run_bugs(args, work):
         return None, False, why
     problems = []
     entries = load_manifest(args.manifest, problems)
-    materializer = os.path.join(os.path.dirname(args.manifest), "materialize.py")
-    if not args.no_materialize and os.path.isfile(materializer):
-        # It writes into the default cache; what it could not fetch is
-        # skipped below, entry by entry, with the reason.
-        proc = subprocess.run([sys.executable, materializer], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT)
-        for line in proc.stdout.decode("utf-8", "replace").splitlines()[-20:]:
-            print("  " + line)
     known, list_problems = read_listing(
-        os.path.join(os.path.dirname(args.manifest), "known_misses.txt"),
+        os.path.join(HERE, "bugs-known-misses.txt"),
         re.compile(r"^(\S+)\s+(\S+):(\d+):(\S+)\s+(alone|folder)$"))
     problems += list_problems
-    present, skipped = [], []
-    for entry in entries:
-        folder = os.path.join(args.cache, "bugs", entry["id"])
-        if not os.path.isdir(folder):
-            skipped.append(entry["id"])
-            print("  skipped %s: no snapshot in %s (test/real-corpus/bugs/materialize.py "
-                  "recreates it)" % (entry["id"], folder))
-            continue
-        broken = snapshot_problems(entry, folder)
-        problems += ["broken snapshot " + b for b in broken]
-        if not broken:
-            present.append((entry, folder))
+    present, skipped = ready_entries(args, entries)
+    for ident, why in skipped:
+        print("  skipped %s: %s" % (ident, why))
     if not present:
-        why = "no snapshot of the %d entries is present in %s; bugs/materialize.py " \
-              "recreates them" % (len(entries), os.path.join(args.cache, "bugs"))
+        why = "no entry of the %d is present (%s)" % (
+            len(entries), skipped[0][1] if skipped else "empty manifest")
         print("  SKIPPED: " + why)
         return None, bool(problems), why
 
@@ -436,49 +493,45 @@ def run_bugs(args, work):
     for entry, folder in present:
         for rel in sorted({v["file"] for v in entry["verdicts"]}):
             jobs.append((entry["id"], "alone", rel, [os.path.join(folder, rel)]))
-        jobs.append((entry["id"], "folder", entry["root"],
+        jobs.append((entry["id"], "folder", entry["root"] or ".",
                      [os.path.normpath(os.path.join(folder, entry["root"]))]))
     start = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         runs = list(pool.map(lambda j: check(args, j[3], os.path.join(
             work, "bugs", j[0], j[1], j[2].replace(os.sep, "_") + ".log")), jobs))
     wall = time.perf_counter() - start
-    seen = {"alone": {}, "folder": {}}  # id -> {(realpath, line, check)}
+    seen = {mode: {} for mode in MODES}  # id -> {(realpath, line, check)}
     crashes = 0
     for (ident, mode, rel, _), run in zip(jobs, runs):
         seen[mode].setdefault(ident, set()).update(run.findings)
         if run.crashed:
             crashes += 1
             problems.append("crash on %s %s (%s): %s" % (ident, rel, mode, run.describe()))
-    verdicts = hits_alone = hits_folder = extra = 0
+    rejected = unparsed_files(runs, problems)
+    counts = {mode: {} for mode in MODES}
+    verdicts = 0
     for entry, folder in present:
-        wanted = set()
         for v in entry["verdicts"]:
             verdicts += 1
-            key = (os.path.realpath(os.path.join(folder, v["file"])), int(v["line"]), v["check"])
-            wanted.add(key)
-            for mode in ("alone", "folder"):
-                hit = key in seen[mode].get(entry["id"], set())
-                hits_alone += hit and mode == "alone"
-                hits_folder += hit and mode == "folder"
+            for mode in MODES:
+                outcome = score(v, folder, seen[mode].get(entry["id"], set()))
+                counts[mode][outcome] = counts[mode].get(outcome, 0) + 1
                 listing = (entry["id"], v["file"], str(v["line"]), v["check"], mode)
-                if not hit and listing not in known:
-                    problems.append("missed %s %s:%s:%s (%s): %s" % (
-                        entry["id"], v["file"], v["line"], v["check"], mode, v["why"]))
-                elif hit and listing in known:
-                    problems.append("stale in known_misses.txt (found now): %s" % " ".join(listing))
-        for mode in ("alone", "folder"):
-            for path, line, check_name in sorted(seen[mode].get(entry["id"], set()) - wanted):
-                if mode == "alone" or any(path == os.path.realpath(os.path.join(folder, v["file"]))
-                                          for v in entry["verdicts"]):
-                    extra += 1
-                    print("  other finding (%s) %s %s:%d:%s" % (
-                        mode, entry["id"], os.path.relpath(path, folder), line, check_name))
-    summary = ("bugs: %d verdicts in %d entries%s, alone %d/%d (%.2f), folder %d/%d (%.2f), "
-               "%d other findings in their files, %d crashes, %.1f s"
+                if outcome != "found" and listing not in known:
+                    problems.append("%s %s %s:%s:%s (%s): %s" % (
+                        outcome, entry["id"], v["file"], v["line"], v["check"], mode, v["why"]))
+                elif outcome == "found" and listing in known:
+                    problems.append("stale in bugs-known-misses.txt (found now): %s"
+                                    % " ".join(listing))
+    print("  %-9s %s" % ("", " ".join("%-10s" % o for o in OUTCOMES)))
+    for mode in MODES:
+        print("  %-9s %s" % (mode, " ".join("%-10d" % counts[mode].get(o, 0) for o in OUTCOMES)))
+    found = {mode: counts[mode].get("found", 0) for mode in MODES}
+    summary = ("bugs: %d verdicts in %d entries%s, found at the line alone %d/%d (%.2f), "
+               "with the folder %d/%d (%.2f), %d crashes, %d files Python rejects, %.1f s"
                % (verdicts, len(present), " (%d skipped)" % len(skipped) if skipped else "",
-                  hits_alone, verdicts, hits_alone / verdicts, hits_folder, verdicts,
-                  hits_folder / verdicts, extra, crashes, wall))
+                  found["alone"], verdicts, found["alone"] / verdicts, found["folder"],
+                  verdicts, found["folder"] / verdicts, crashes, rejected, wall))
     for problem in problems:
         print("  FAIL: " + problem)
     return summary, bool(problems), None
