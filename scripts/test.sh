@@ -71,6 +71,19 @@ if ((passed == 0)); then
   echo "no test ran" >&2
   status=1
 fi
-cat "$logs"/ctest* | grep '(Skipped)$' | sed 's/^/skipped (no GPU here; scripts\/gpu-check.sh runs it on a GPU machine):/' || true
+# Each skipped test with its reason: the last line of its output, from
+# CTest's log (the GPU checks name the missing GPU, the real corpus the
+# missing sources).
+skip_reasons() {  # build dir, its ctest output
+  awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 }
+       /^Output:$/ { getline; inside = 1; last = ""; next }
+       /^<end of output>$/ { inside = 0; reason[name] = last; next }
+       inside && NF { last = $0 }
+       / \(Skipped\)$/ { skipped[$3] = 1 }
+       END { for (n in skipped) print "skipped: " n ": " reason[n] }' \
+    "$1/Testing/Temporary/LastTest.log" "$2" 2>/dev/null | sort || true
+}
+skip_reasons "$build" "$logs/ctest"
+[[ -z $second ]] || skip_reasons "$second" "$logs/ctest-$newest"
 echo "ddpguard: ${passed} passed, ${failed} failed, ${ctest_skipped} skipped"
 exit $status

@@ -1,13 +1,18 @@
 //===- PythonCheckBench.cpp - The Python check over a parse alone ---------===//
 //
-// ddpguard-python-bench [--runs N] FILE...: reads the files once, then N
-// times parses each with tree-sitter alone (the baseline) and checks each
-// (parse, lowering, analysis), interleaved; prints the best total of each
-// and their ratio. bench/python/run.py drives it.
+// ddpguard-python-bench [--runs N] [--together] FILE... [:: FILE...]...:
+// reads the files once, then N times parses each with tree-sitter alone (the
+// baseline) and checks them (parse, lowering, analysis), interleaved; prints
+// the best total of each and their ratio. Each file is checked alone, or with
+// --together each group (files between `::`, a repository's) as one run,
+// imports followed between its files, as the CLI checks a folder.
+// bench/python/run.py drives it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PythonFrontend/PythonFrontend.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -26,12 +31,27 @@ using Clock = std::chrono::steady_clock;
 
 int main(int argc, char **argv) {
   unsigned Runs = 5;
+  bool Together = false;
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> Files;
+  std::vector<std::string> Paths;
+  // Where each group of files starts in Files.
+  std::vector<size_t> Groups{0};
   for (int I = 1; I < argc; ++I) {
     if (!std::strcmp(argv[I], "--runs") && I + 1 < argc) {
       Runs = std::max(1, std::atoi(argv[++I]));
       continue;
     }
+    if (!std::strcmp(argv[I], "--together")) {
+      Together = true;
+      continue;
+    }
+    if (!std::strcmp(argv[I], "::")) {
+      Groups.push_back(Files.size());
+      continue;
+    }
+    llvm::SmallString<256> Absolute(argv[I]);
+    llvm::sys::fs::make_absolute(Absolute);
+    Paths.push_back(Absolute.str().str());
     auto Buffer = llvm::MemoryBuffer::getFile(argv[I]);
     if (!Buffer) {
       llvm::errs() << argv[I] << ": " << Buffer.getError().message() << "\n";
@@ -40,11 +60,19 @@ int main(int argc, char **argv) {
     Files.push_back(std::move(*Buffer));
   }
   if (Files.empty()) {
-    llvm::errs() << "usage: ddpguard-python-bench [--runs N] FILE...\n";
+    llvm::errs() << "usage: ddpguard-python-bench [--runs N] [--together] "
+                    "FILE... [:: FILE...]...\n";
     return 2;
   }
+  Groups.push_back(Files.size());
   RuleSet Rules = RuleSet::builtin();
   python::CheckOptions Options;
+  std::vector<std::vector<python::SourceFile>> Projects;
+  for (size_t G = 0; G + 1 < Groups.size(); ++G) {
+    Projects.emplace_back();
+    for (size_t F = Groups[G]; F < Groups[G + 1]; ++F)
+      Projects.back().push_back({Paths[F], Files[F]->getBuffer(), Options});
+  }
   TSParser *Parser = ts_parser_new();
   ts_parser_set_language(Parser, tree_sitter_python());
   double BestParse = 1e30, BestCheck = 1e30;
@@ -58,9 +86,20 @@ int main(int argc, char **argv) {
     }
     auto Parsed = Clock::now();
     Findings = 0;
-    for (const auto &File : Files)
-      Findings += python::checkSource(File->getBuffer(), Rules, Options)
-                      .Findings.size();
+    if (Together) {
+      for (const auto &Project : Projects)
+        for (const python::CheckResult &Result :
+             python::checkSources(Project, Rules))
+          Findings += Result.Findings.size() + Result.Steps.size() +
+                      Result.ValueWrites.size();
+    } else {
+      for (const auto &File : Files) {
+        python::CheckResult Result =
+            python::checkSource(File->getBuffer(), Rules, Options);
+        Findings += Result.Findings.size() + Result.Steps.size() +
+                    Result.ValueWrites.size();
+      }
+    }
     auto Checked = Clock::now();
     BestParse = std::min(
         BestParse, std::chrono::duration<double>(Parsed - Start).count());
