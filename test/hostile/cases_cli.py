@@ -61,3 +61,26 @@ add(Case("race_during_fix", {"a.py": TWO_VIEW},
          ["--fix", "--run-before-writing-fixes=printf '# edited\\n' >> a.py", "a.py"],
          exit=2, changed={"a.py": TWO_VIEW + b"# edited\n"},
          stderr=[r"a\.py: .*changed"]))
+
+# --- 31.2: configuration that is not UTF-8, or holds NUL ---------------------
+# The file is named with its place; the .py file is still checked.
+for where, folder in (("", ""), ("parent_", "sub/")):
+    for name in ("pyproject.toml", ".ddpguard"):
+        header = b"[tool.ddpguard]\n" if name == "pyproject.toml" else b""
+        stem = name.strip(".").replace(".", "_")
+        for kind, text in (("invalid_utf8", b'torch-version = "2.12.0\xff"\n'),
+                           ("nul", b'torch-version = "2.12\x000"\n'),
+                           ("nul_in_comment", b"# \x00\n"),
+                           ("nul_in_key", b"a\x00b = 1\n")):
+            add(Case(f"config_{where}{stem}_{kind}",
+                     {name: header + text, f"{folder}a.py": TWO_VIEW},
+                     [f"{folder}a.py"], exit=2, item="31.2",
+                     findings=[f"{folder}a.py:{F}"],
+                     stderr=[rf"{re.escape(name)}: configuration error at line \d+, column \d+: "
+                             r"the file (is not UTF-8|holds a NUL)"]))
+
+# toml++ 3.3 asserts on this in a build without NDEBUG, then reports it.
+add(Case("config_bad_time", {".ddpguard": b"torch-version = 1979-05-27T.07:32:00Z\n",
+                             "a.py": TWO_VIEW},
+         ["a.py"], exit=2, item="31.2", findings=[f"a.py:{F}"],
+         stderr=[r"\.ddpguard: configuration error at line 1, column \d+: "]))
