@@ -84,3 +84,15 @@ add(Case("config_bad_time", {".ddpguard": b"torch-version = 1979-05-27T.07:32:00
                              "a.py": TWO_VIEW},
          ["a.py"], exit=2, item="31.2", findings=[f"a.py:{F}"],
          stderr=[r"\.ddpguard: configuration error at line 1, column \d+: "]))
+
+# --- 31.12: noqa as flake8 and ruff spell it ---------------------------------
+for name, comment in (("upper", "# NOQA"), ("no_space", "#noqa"), ("mixed_case", "# NoQa"),
+                      ("codes_no_space", f"#noqa:{CHECK}"),
+                      ("codes_upper", f"# NOQA: E501,{CHECK.upper()}"),
+                      ("codes_spaces", f"# noqa : E501 {CHECK}"),
+                      ("after_comment", "# type: ignore  # noqa")):
+    add(Case(f"noqa_{name}", {"a.py": noqa(comment)}, ["a.py"], exit=0, findings=[],
+             item="31.12"))
+for name, comment in (("other_code", "# noqa: E501"), ("other_codes", "#NOQA:E501,F401")):
+    add(Case(f"noqa_{name}_reports", {"a.py": noqa(comment)}, ["a.py"], exit=1,
+             findings=[f"a.py:{F}"], item="31.12"))

@@ -171,23 +171,36 @@ static clang::tooling::DiagnosticMessage message(const std::string &Text,
   return Message;
 }
 
-/// Whether the line holding Offset carries `# noqa` for the check.
+/// Whether the line holding Offset carries a noqa comment for the check, as
+/// flake8 and ruff read one: `#`, any spaces, `noqa` in any case; bare it
+/// suppresses every check, with `:` and codes (commas or spaces between
+/// them, any case) only those.
 static bool suppressed(StringRef Text, unsigned Offset,
                        StringRef Check = CheckName) {
   size_t End = Text.find('\n', Offset);
   StringRef Line = Text.slice(Text.rfind('\n', Offset) + 1,
                               End == StringRef::npos ? Text.size() : End);
-  size_t At = Line.find("# noqa");
-  if (At == StringRef::npos)
-    return false;
-  StringRef Rest = Line.drop_front(At + 6);
-  if (!Rest.consume_front(":"))
-    return true;
-  SmallVector<StringRef, 4> Codes;
-  Rest.split(Codes, ',');
-  return llvm::any_of(Codes, [&](StringRef Code) {
-    return Code.trim().split(' ').first == Check;
-  });
+  for (size_t Hash = Line.find('#'); Hash != StringRef::npos;
+       Hash = Line.find('#', Hash + 1)) {
+    StringRef Rest = Line.drop_front(Hash + 1).ltrim(" \t");
+    if (!Rest.starts_with_insensitive("noqa"))
+      continue;
+    Rest = Rest.drop_front(4);
+    StringRef Codes = Rest.ltrim(" \t");
+    if (!Codes.consume_front(":")) {
+      // `# noqa`, `# noqa  # why`; not `# noqanything`.
+      if (Rest.empty() || isSpace(Rest.front()) || Rest.front() == '#')
+        return true;
+      continue;
+    }
+    SmallVector<StringRef, 4> Items;
+    SplitString(Codes, Items, ", \t\r");
+    if (llvm::any_of(Items, [&](StringRef Code) {
+          return Code.equals_insensitive(Check);
+        }))
+      return true;
+  }
+  return false;
 }
 
 /// Checks the sources (file, text) of one run together.

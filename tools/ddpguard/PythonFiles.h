@@ -8,7 +8,8 @@
 // upwards from the file), else the oldest supported one. Findings
 // become the same ClangTidyErrors the C++ check makes, so every output
 // format, --diff and the exit status treat them alike; a `# noqa` comment on
-// the warning's line (bare, or naming the check) suppresses one.
+// the warning's line (bare, or naming the check; any case, `#noqa` too, as
+// flake8 and ruff take it) suppresses one.
 //
 //===----------------------------------------------------------------------===//
 
