@@ -96,3 +96,16 @@ for name, comment in (("upper", "# NOQA"), ("no_space", "#noqa"), ("mixed_case",
 for name, comment in (("other_code", "# noqa: E501"), ("other_codes", "#NOQA:E501,F401")):
     add(Case(f"noqa_{name}_reports", {"a.py": noqa(comment)}, ["a.py"], exit=1,
              findings=[f"a.py:{F}"], item="31.12"))
+
+# --- 31.11: torch-version as torch.__version__ prints it -------------------
+add(Case("torch_version_local_label_in_configuration",
+         {"pyproject.toml": b'[tool.ddpguard]\ntorch-version = "2.11.0+cu130"\n',
+          "a.py": TWO_VIEW},
+         ["a.py"], exit=1, item="31.11", findings=[f"a.py:{F}"],
+         stdout=[r"judged by torch 2\.11\.0, from \[tool\.ddpguard\]"]))
+add(Case("torch_version_local_label_option", {"a.py": TWO_VIEW},
+         ["--torch-version=2.11.0+cu130", "a.py"], exit=1, item="31.11",
+         findings=[f"a.py:{F}"], stdout=[r"judged by torch 2\.11\.0, from --torch-version"]))
+add(Case("torch_version_bad_local_label", {"a.py": TWO_VIEW},
+         ["--torch-version=2.11.0+", "a.py"], exit=2, item="31.11",
+         stderr=[r"--torch-version expects a version"]))

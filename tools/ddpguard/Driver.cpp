@@ -804,9 +804,9 @@ int main(int argc, const char **argv) {
   }
   std::optional<TorchVersion> TorchOverride;
   if (TorchVersionOption.getNumOccurrences() &&
-      !(TorchOverride = TorchVersion::parse(TorchVersionOption))) {
+      !(TorchOverride = parseTorchVersion(TorchVersionOption))) {
     errs() << "ddpguard: error: --torch-version expects a version such as "
-              "2.11.0, not '"
+              "2.11.0 or 2.11.0+cu130, not '"
            << TorchVersionOption << "'\n";
     return 2;
   }

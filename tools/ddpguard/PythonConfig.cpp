@@ -25,6 +25,16 @@ bool PythonConfig::ignores(StringRef Check) const {
   return llvm::is_contained(Ignore, Check);
 }
 
+std::optional<TorchVersion> parseTorchVersion(StringRef Text) {
+  auto [Release, Local] = Text.trim().split('+');
+  bool LocalValid = !Local.empty() && llvm::all_of(Local, [](char C) {
+    return isAlnum(C) || C == '.' || C == '_' || C == '-';
+  });
+  if (Release.size() != Text.trim().size() && !LocalValid)
+    return std::nullopt;
+  return TorchVersion::parse(Release);
+}
+
 static std::string absolutePath(StringRef Path) {
   SmallString<256> Absolute(Path);
   sys::fs::make_absolute(Absolute);
@@ -108,10 +118,10 @@ private:
     const auto *Text = Value.as_string();
     std::optional<TorchVersion> Version;
     if (Text)
-      Version = TorchVersion::parse(Text->get());
+      Version = parseTorchVersion(Text->get());
     if (!Version) {
       error(Value.source(), "torch-version expects a version string such as "
-                            "\"2.11.0\"");
+                            "\"2.11.0\" or \"2.11.0+cu130\"");
       return;
     }
     Config.Torch = Version;
