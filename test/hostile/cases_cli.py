@@ -97,6 +97,15 @@ for name, comment in (("other_code", "# noqa: E501"), ("other_codes", "#NOQA:E50
     add(Case(f"noqa_{name}_reports", {"a.py": noqa(comment)}, ["a.py"], exit=1,
              findings=[f"a.py:{F}"], item="31.12"))
 
+# --- 31.11: --line-filter is JSON, and its errors say so --------------------
+add(Case("line_filter_bad_json", {"a.py": TWO_VIEW}, ["--line-filter=[{]", "a.py"],
+         exit=2, item="31.11", stderr=[r"invalid --line-filter '\[\{\]': not valid JSON: "
+                                       r"line 1, column \d+"],
+         not_stderr=[r"YAML"]))
+add(Case("line_filter_not_a_list", {"a.py": TWO_VIEW},
+         ['--line-filter={"name": "a.py"}', "a.py"], exit=2, item="31.11",
+         stderr=[r"invalid --line-filter .*: expected a JSON array"], not_stderr=[r"YAML"]))
+
 # --- 31.11: torch-version as torch.__version__ prints it -------------------
 add(Case("torch_version_local_label_in_configuration",
          {"pyproject.toml": b'[tool.ddpguard]\ntorch-version = "2.11.0+cu130"\n',
