@@ -97,6 +97,84 @@ for name, comment in (("other_code", "# noqa: E501"), ("other_codes", "#NOQA:E50
     add(Case(f"noqa_{name}_reports", {"a.py": noqa(comment)}, ["a.py"], exit=1,
              findings=[f"a.py:{F}"], item="31.12"))
 
+# --- 31.3, deliverable 2: each real folder once, no folder links unless asked
+LOOPS = {"pkg/a.py": TWO_VIEW, "pkg/up": Link(".."), "pkg/sub/b.py": TWO_VIEW,
+         "pkg/sub/back": Link("../.."), "pkg/sub/self": Link(".")}
+for follow in ([], ["--follow-links"]):
+    suffix = "_followed" if follow else ""
+    add(Case(f"folder_link_loops{suffix}", LOOPS, follow + ["pkg"], exit=1, timeout=20,
+             findings=[f"pkg/a.py:{F}", f"pkg/sub/b.py:{F}"], item="31.3"))
+add(Case("folder_link_not_followed",
+         {"src/a.py": TWO_VIEW, "elsewhere/b.py": TWO_VIEW, "src/linked": Link("../elsewhere")},
+         ["src"], exit=1, findings=[f"src/a.py:{F}"], item="31.3"))
+add(Case("folder_link_followed_when_asked",
+         {"src/a.py": TWO_VIEW, "elsewhere/b.py": TWO_VIEW, "src/linked": Link("../elsewhere")},
+         ["--follow-links", "src"], exit=1,
+         findings=[f"src/a.py:{F}", f"src/linked/b.py:{F}"], item="31.3"))
+add(Case("file_link_followed", {"src/a.py": Link("../real.py"), "real.py": TWO_VIEW},
+         ["src"], exit=1, findings=[f"src/a.py:{F}"], item="31.3"))
+
+# --- 31.4, deliverable 2: regular files only ----------------------------------
+for name, content in (("fifo", Fifo()), ("dev_zero", Link("/dev/zero")),
+                      ("dev_urandom", Link("/dev/urandom"))):
+    add(Case(f"walk_skips_{name}", {"src/bad.py": content, "src/ok.py": TWO_VIEW,
+                                    "src/bad.cpp": content},
+             ["src"], exit=1, timeout=20, findings=[f"src/ok.py:{F}"], item="31.4",
+             stderr=[r"^ddpguard: skipped src/bad\.py: it is a (FIFO|character device), "
+                     r"not a regular file$"]))
+add(Case("named_fifo_is_an_error", {"bad.py": Fifo(), "ok.py": TWO_VIEW},
+         ["bad.py", "ok.py"], exit=2, timeout=20, findings=[f"ok.py:{F}"], item="31.4",
+         stderr=[r"bad\.py: not read: it is a FIFO, not a regular file"]))
+add(Case("config_fifo_is_not_read", {"pyproject.toml": Fifo(), "requirements.txt": Fifo(),
+                                     "a.py": TWO_VIEW},
+         ["a.py"], exit=1, timeout=20, findings=[f"a.py:{F}"], item="31.4"))
+
+# --- deliverable 2: .gitignore, .ignore, the folders ruff skips ---------------
+add(Case("gitignore_in_repository",
+         {".git/HEAD": b"ref: refs/heads/main\n",
+          ".gitignore": b"# generated\n/gen.py\nout/\n**/tmp_*.py\n*.py[cod]\n!keep/tmp_keep.py\n",
+          "gen.py": TWO_VIEW, "sub/gen.py": TWO_VIEW, "out/a.py": TWO_VIEW,
+          "x/tmp_a.py": TWO_VIEW, "keep/tmp_keep.py": TWO_VIEW, "main.py": TWO_VIEW,
+          "nested/.gitignore": b"*.py\n!main.py\n", "nested/main.py": TWO_VIEW,
+          "nested/other.py": TWO_VIEW},
+         ["."], exit=1, item="deliverable 2",
+         findings=[f"sub/gen.py:{F}", f"keep/tmp_keep.py:{F}", f"main.py:{F}",
+                   f"nested/main.py:{F}"]))
+add(Case("gitignore_outside_repository_is_not_read",
+         {".gitignore": b"*.py\n", "a.py": TWO_VIEW}, ["."], exit=1,
+         findings=[f"a.py:{F}"], item="deliverable 2"))
+add(Case("dot_ignore_and_git_exclude",
+         {".ignore": b"skipped/\n", "skipped/a.py": TWO_VIEW, "b.py": TWO_VIEW,
+          "repo/.git/info/exclude": b"private.py\n", "repo/private.py": TWO_VIEW,
+          "repo/public.py": TWO_VIEW},
+         ["."], exit=1, findings=[f"b.py:{F}", f"repo/public.py:{F}"],
+         item="deliverable 2"))
+add(Case("gitignore_of_parent_folder",
+         {".git/HEAD": b"", ".gitignore": b"src/gen/\n", "src/gen/a.py": TWO_VIEW,
+          "src/b.py": TWO_VIEW},
+         ["src"], exit=1, findings=[f"src/b.py:{F}"], item="deliverable 2"))
+add(Case("gitignore_hostile_pattern",
+         {".git/HEAD": b"", ".gitignore": b"[\n\\\n*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\n",
+          ("a" * 200) + ".py": TWO_VIEW},
+         ["."], exit=1, timeout=20, findings=[f"{'a' * 200}.py:{F}"],
+         item="deliverable 2"))
+add(Case("default_skipped_folders",
+         {"build/a.py": TWO_VIEW, "node_modules/a.py": TWO_VIEW, ".venv/a.py": TWO_VIEW,
+          "venv/a.py": TWO_VIEW, "dist/a.py": TWO_VIEW, ".hidden/a.py": TWO_VIEW,
+          "env/pyvenv.cfg": b"", "env/a.py": TWO_VIEW, "__pycache__/a.py": TWO_VIEW,
+          "src/a.py": TWO_VIEW},
+         ["."], exit=1, findings=[f"src/a.py:{F}"], item="deliverable 2"))
+add(Case("named_paths_are_always_checked",
+         {".git/HEAD": b"", ".gitignore": b"b.py\nc.py\n", "build/a.py": TWO_VIEW,
+          "node_modules/b.py": TWO_VIEW, "c.py": TWO_VIEW},
+         ["build", "node_modules/b.py", "c.py"], exit=1, item="deliverable 2",
+         findings=[f"build/a.py:{F}", f"node_modules/b.py:{F}", f"c.py:{F}"]))
+add(Case("unreadable_subfolder_warns",
+         {"src/a.py": TWO_VIEW, "src/locked/b.py": TWO_VIEW, "src/locked": Folder(0o000)},
+         ["src"], exit=1, unprivileged=True, findings=[f"src/a.py:{F}"], item="31.11",
+         stderr=[r"^ddpguard: warning: .*src/locked: cannot read this folder: "
+                 r"[Pp]ermission denied"]))
+
 # --- 31.11: --line-filter is JSON, and its errors say so --------------------
 add(Case("line_filter_bad_json", {"a.py": TWO_VIEW}, ["--line-filter=[{]", "a.py"],
          exit=2, item="31.11", stderr=[r"invalid --line-filter '\[\{\]': not valid JSON: "

@@ -1,6 +1,7 @@
 //===- PythonConfig.cpp ---------------------------------------------------===//
 
 #include "PythonConfig.h"
+#include "RegularFile.h"
 #include "Tidy/CheckNames.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -206,12 +207,11 @@ std::optional<PythonConfig> PythonConfigs::readIn(StringRef Folder) {
   for (StringRef Name : {".ddpguard", "pyproject.toml"}) {
     SmallString<256> Path(Folder);
     sys::path::append(Path, Name);
-    if (!sys::fs::is_regular_file(Path))
-      continue;
-    auto File = MemoryBuffer::getFile(Path);
+    // A folder, a FIFO or a device of that name is no configuration.
+    RegularFileRead File = readRegularFile(Path);
     if (!File) {
-      Errors.push_back({std::string(Path),
-                        "cannot read: " + File.getError().message()});
+      if (File.NotRegular.empty() && !File.missing())
+        Errors.push_back({std::string(Path), File.problem()});
       continue;
     }
     PythonConfig Config;
@@ -221,7 +221,7 @@ std::optional<PythonConfig> PythonConfigs::readIn(StringRef Folder) {
     toml::table Document;
     // A pyproject.toml that is no TOML may or may not hold our table: it is
     // reported, and the search goes on above it.
-    StringRef Text = (*File)->getBuffer();
+    StringRef Text = File.Buffer->getBuffer();
     if (std::string Problem = notTomlText(Text); !Problem.empty()) {
       Errors.push_back({Config.Path, Problem});
       if (Dotfile)

@@ -2,6 +2,7 @@
 
 #include "PythonFiles.h"
 #include "PythonFrontend/PythonFrontend.h"
+#include "RegularFile.h"
 #include "Tidy/CheckNames.h"
 #include "Tidy/MultipleForwardBeforeBackwardCheck.h"
 #include "llvm/ADT/STLExtras.h"
@@ -26,33 +27,6 @@ static const char PyTorchDDP[] = "torch.nn.parallel.DistributedDataParallel";
 
 bool isPythonFile(StringRef Path) {
   return sys::path::extension(Path) == ".py";
-}
-
-std::vector<std::string> pythonFilesUnder(StringRef Dir, PythonConfigs &Configs,
-                                          bool &AnyExcluded) {
-  std::vector<std::string> Found;
-  std::error_code EC;
-  for (sys::fs::recursive_directory_iterator It(Dir, EC), End; It != End && !EC;
-       It.increment(EC)) {
-    StringRef Path = It->path();
-    StringRef Name = sys::path::filename(Path);
-    bool Folder = It->type() == sys::fs::file_type::directory_file;
-    if (Folder && (Name.starts_with(".") || Name == "__pycache__" ||
-                   sys::fs::exists(Path + "/pyvenv.cfg"))) {
-      It.no_push();
-      continue;
-    }
-    if ((Folder || isPythonFile(Path)) && Configs.excluded(Path)) {
-      AnyExcluded = true;
-      if (Folder)
-        It.no_push();
-      continue;
-    }
-    if (!Folder && isPythonFile(Path))
-      Found.push_back(Path.str());
-  }
-  llvm::sort(Found);
-  return Found;
 }
 
 /// "2.11.0", "2.11.0+cu130", "2.12.0a0": the release part.
@@ -144,10 +118,11 @@ JudgedTorch TorchVersionJudge::judge(StringRef File, const PythonConfig &Config,
     for (const std::string &Name : Candidates) {
       SmallString<256> Path(Dir);
       sys::path::append(Path, Name);
-      auto Text = MemoryBuffer::getFile(Path);
+      RegularFileRead Text = readRegularFile(Path);
       if (!Text)
         continue;
-      if (std::optional<TorchVersion> Pin = pinIn(Name, (*Text)->getBuffer()))
+      if (std::optional<TorchVersion> Pin =
+              pinIn(Name, Text.Buffer->getBuffer()))
         return {*Pin, "torch " + Pin->str() + ", pinned in " +
                           workingPath(Path)};
     }
@@ -437,15 +412,15 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
   std::vector<std::unique_ptr<MemoryBuffer>> Buffers;
   std::vector<std::pair<std::string, StringRef>> Texts;
   for (const std::string &File : Files) {
-    auto Buffer = MemoryBuffer::getFile(File);
+    RegularFileRead Buffer = readRegularFile(File);
     if (!Buffer) {
-      Errors.push_back({File, "cannot read: " + Buffer.getError().message()});
+      Errors.push_back({File, Buffer.problem()});
       continue;
     }
-    StringRef Text = (*Buffer)->getBuffer();
+    StringRef Text = Buffer.Buffer->getBuffer();
     Read.record(resolvedPath(File), ContentStamp::of(Text));
     Texts.emplace_back(File, Text);
-    Buffers.push_back(std::move(*Buffer));
+    Buffers.push_back(std::move(Buffer.Buffer));
   }
   return checkPythonTexts(Texts, Rules, Judge, Configs, FixMode, Findings,
                           Errors);

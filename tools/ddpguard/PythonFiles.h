@@ -8,8 +8,7 @@
 // upwards from the file), else the oldest supported one. Findings
 // become the same ClangTidyErrors the C++ check makes, so every output
 // format, --diff and the exit status treat them alike; a `# noqa` comment on
-// the warning's line (bare, or naming the check; any case, `#noqa` too, as
-// flake8 and ruff take it) suppresses one.
+// the warning's line (bare, or naming the check) suppresses one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,14 +28,6 @@
 namespace ddpguard {
 
 bool isPythonFile(llvm::StringRef Path);
-
-/// The .py files under Dir, sorted; hidden folders, virtual environments (a
-/// folder holding pyvenv.cfg) and what the configuration excludes are
-/// skipped, as ruff skips them. AnyExcluded: whether the configuration
-/// excluded something.
-std::vector<std::string> pythonFilesUnder(llvm::StringRef Dir,
-                                          PythonConfigs &Configs,
-                                          bool &AnyExcluded);
 
 /// The torch version a file is judged by, and where it came from.
 struct JudgedTorch {
