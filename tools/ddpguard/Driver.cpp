@@ -25,6 +25,7 @@
 #include "CrossFile.h"
 #include "Database.h"
 #include "FixWriter.h"
+#include "FolderWalk.h"
 #include "LineFilter.h"
 #include "PythonFiles.h"
 #include "Relevance.h"
@@ -173,6 +174,12 @@ static cl::opt<std::string> PythonInterpreter(
     "python",
     cl::desc("Judge Python files by the torch this interpreter imports"),
     cl::value_desc("path"), cl::cat(Category));
+static cl::opt<bool> FollowLinks(
+    "follow-links",
+    cl::desc("Follow links to folders when walking a folder (each real "
+             "folder is still entered once); without it they are skipped, as "
+             "ruff and git skip them"),
+    cl::cat(Category));
 static cl::opt<std::string> StdinFilename(
     "stdin-filename",
     cl::desc("Check the Python source read from standard input as this .py "
@@ -603,15 +610,6 @@ Error writeExport(StringRef Path, StringRef Contents) {
 
 } // namespace
 
-/// A C++ translation unit by its extension (headers are not).
-static bool isSourceFile(StringRef Path) {
-  StringRef Extension = sys::path::extension(Path);
-  return llvm::is_contained({".cpp", ".cc", ".cxx", ".c++", ".C", ".cu"},
-                            Extension);
-}
-
-/// The C++ source files under Directory, sorted; hidden directories (.git)
-/// are not entered.
 /// A run of Python files alone needs no compile commands: none.
 static Expected<LoadedDatabase> noDatabase() {
   LoadedDatabase Loaded;
@@ -621,24 +619,6 @@ static Expected<LoadedDatabase> noDatabase() {
   Loaded.Source = "no compile commands (Python files only)";
   Loaded.FromCommandLine = true;
   return Loaded;
-}
-
-static std::vector<std::string> sourcesUnder(StringRef Directory) {
-  std::vector<std::string> Found;
-  std::error_code EC;
-  for (sys::fs::recursive_directory_iterator It(Directory, EC), End;
-       It != End && !EC; It.increment(EC)) {
-    StringRef Name = sys::path::filename(It->path());
-    if (Name.starts_with(".")) {
-      It.no_push();
-      continue;
-    }
-    if (It->type() != sys::fs::file_type::directory_file &&
-        sys::fs::is_regular_file(It->path()) && isSourceFile(Name))
-      Found.push_back(It->path());
-  }
-  llvm::sort(Found);
-  return Found;
 }
 
 /// The translation units under Directory.
@@ -804,9 +784,9 @@ int main(int argc, const char **argv) {
   }
   std::optional<TorchVersion> TorchOverride;
   if (TorchVersionOption.getNumOccurrences() &&
-      !(TorchOverride = TorchVersion::parse(TorchVersionOption))) {
+      !(TorchOverride = parseTorchVersion(TorchVersionOption))) {
     errs() << "ddpguard: error: --torch-version expects a version such as "
-              "2.11.0, not '"
+              "2.11.0 or 2.11.0+cu130, not '"
            << TorchVersionOption << "'\n";
     return 2;
   }
@@ -817,9 +797,10 @@ int main(int argc, const char **argv) {
     }
   }
   // Python files need no compilation database (PythonFiles.h); a folder
-  // stands for the Python files under it too, and only for them when it
-  // holds no C++ source.
+  // stands for the Python files under it too (FolderWalk.h), and only for
+  // them when it holds no C++ source.
   std::vector<std::string> PythonPaths, CppPaths;
+  std::map<std::string, std::vector<std::string>> WalkedSources;
   PythonConfigs Configs;
   for (const std::string &Path : SourcePaths) {
     if (isPythonFile(Path)) {
@@ -828,11 +809,16 @@ int main(int argc, const char **argv) {
       continue;
     }
     if (sys::fs::is_directory(Path)) {
-      bool AnyExcluded = false;
-      std::vector<std::string> Under =
-          pythonFilesUnder(Path, Configs, AnyExcluded);
-      llvm::append_range(PythonPaths, Under);
-      if ((!Under.empty() || AnyExcluded) && sourcesUnder(Path).empty())
+      FolderContents Contents = walkFolder(Path, Configs, FollowLinks);
+      for (const std::string &Line : Contents.Warnings)
+        errs() << "ddpguard: warning: " << Line << "\n";
+      for (const auto &[File, Why] : Contents.Skipped)
+        errs() << "ddpguard: skipped " << workingPath(File) << ": " << Why
+               << "\n";
+      llvm::append_range(PythonPaths, Contents.PythonFiles);
+      bool HasCpp = !Contents.CppSources.empty();
+      WalkedSources[Path] = std::move(Contents.CppSources);
+      if ((!Contents.PythonFiles.empty() || Contents.AnyExcluded) && !HasCpp)
         continue;
     }
     CppPaths.push_back(Path);
@@ -931,7 +917,7 @@ int main(int argc, const char **argv) {
     }
     std::vector<std::string> Found =
         Compilations->FromCommandLine
-            ? sourcesUnder(File)
+            ? WalkedSources[File]
             : unitsUnder(translationUnits(*Compilations->Exact), File);
     if (Found.empty())
       Errors.push_back(

@@ -3,9 +3,12 @@
 #include "LineFilter.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include <climits>
 
 using clang::tidy::ClangTidyError;
 using clang::tooling::DiagnosticMessage;
@@ -13,11 +16,82 @@ using namespace llvm;
 
 namespace ddpguard {
 
+/// clang-tidy's --line-filter, read as the JSON it is (clang-tidy reads it
+/// with its YAML parser, whose errors say "YAML"); Why says what is wrong.
+static std::optional<std::vector<clang::tidy::FileFilter>>
+lineFilterOf(StringRef Text, std::string &Why) {
+  Expected<json::Value> Parsed = json::parse(Text);
+  if (!Parsed) {
+    std::string Message = toString(Parsed.takeError());
+    SmallVector<StringRef, 4> Parts;
+    // llvm::json says "[line:column, byte=N]: message".
+    if (Regex("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$")
+            .match(Message, &Parts))
+      Message = ("line " + Parts[1] + ", column " + Parts[2] + ": " + Parts[3])
+                    .str();
+    Why = "not valid JSON: " + Message;
+    return std::nullopt;
+  }
+  const json::Array *Entries = Parsed->getAsArray();
+  if (!Entries) {
+    Why = "expected a JSON array of {\"name\": ..., \"lines\": [[first, "
+          "last], ...]} objects";
+    return std::nullopt;
+  }
+  std::vector<clang::tidy::FileFilter> Filters;
+  for (const json::Value &Entry : *Entries) {
+    const json::Object *Object = Entry.getAsObject();
+    std::optional<StringRef> Name = Object ? Object->getString("name")
+                                           : std::nullopt;
+    if (!Name) {
+      Why = "each entry must be an object with a \"name\" string";
+      return std::nullopt;
+    }
+    for (const auto &Key : *Object)
+      if (Key.first != "name" && Key.first != "lines") {
+        Why = "unknown key '" + Key.first.str() +
+              "' (the keys are name and lines)";
+        return std::nullopt;
+      }
+    clang::tidy::FileFilter Filter;
+    Filter.Name = Name->str();
+    if (const json::Value *Lines = Object->get("lines")) {
+      const json::Array *Ranges = Lines->getAsArray();
+      for (size_t I = 0; Ranges && I < Ranges->size(); ++I) {
+        const json::Array *Range = (*Ranges)[I].getAsArray();
+        std::optional<int64_t> First, Last;
+        if (Range && Range->size() == 2) {
+          First = (*Range)[0].getAsInteger();
+          Last = (*Range)[1].getAsInteger();
+        }
+        if (!First || !Last || *First < 0 || *Last < 0 ||
+            *First > UINT_MAX || *Last > UINT_MAX) {
+          Ranges = nullptr;
+          break;
+        }
+        Filter.LineRanges.emplace_back(*First, *Last);
+      }
+      if (!Ranges) {
+        Why = "\"lines\" of '" + Filter.Name +
+              "' must be an array of [first, last] pairs of line numbers";
+        return std::nullopt;
+      }
+    }
+    Filters.push_back(std::move(Filter));
+  }
+  return Filters;
+}
+
 Expected<LineFilter> LineFilter::fromJson(StringRef Text) {
   LineFilter Filter;
-  if (std::error_code EC = clang::tidy::parseLineFilter(Text, Filter.Json))
-    return createStringError(EC, "invalid --line-filter '%s': %s",
-                             Text.str().c_str(), EC.message().c_str());
+  std::string Why;
+  std::optional<std::vector<clang::tidy::FileFilter>> Filters =
+      lineFilterOf(Text, Why);
+  if (!Filters)
+    return createStringError(inconvertibleErrorCode(),
+                             "invalid --line-filter '%s': %s",
+                             Text.str().c_str(), Why.c_str());
+  Filter.Json.LineFilter = std::move(*Filters);
   for (const clang::tidy::FileFilter &F : Filter.Json.LineFilter)
     for (const auto &[First, Last] : F.LineRanges)
       if (First == 0 || Last < First)

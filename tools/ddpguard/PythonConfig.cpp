@@ -1,14 +1,21 @@
 //===- PythonConfig.cpp ---------------------------------------------------===//
 
 #include "PythonConfig.h"
+#include "RegularFile.h"
 #include "Tidy/CheckNames.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+// toml++ 3.3 asserts on some input it then reports as a parse error: a NUL
+// where a key starts, "1979-05-27T.07:32:00Z" (assert(), so SIGABRT in a
+// build without NDEBUG; measured). Its checks after each assertion hold, so
+// every build runs as a release build does.
+#define TOML_ASSERT(expr) static_assert(true)
 #include <toml++/toml.h>
 
 using namespace llvm;
@@ -19,11 +26,49 @@ bool PythonConfig::ignores(StringRef Check) const {
   return llvm::is_contained(Ignore, Check);
 }
 
+std::optional<TorchVersion> parseTorchVersion(StringRef Text) {
+  auto [Release, Local] = Text.trim().split('+');
+  bool LocalValid = !Local.empty() && llvm::all_of(Local, [](char C) {
+    return isAlnum(C) || C == '.' || C == '_' || C == '-';
+  });
+  if (Release.size() != Text.trim().size() && !LocalValid)
+    return std::nullopt;
+  return TorchVersion::parse(Release);
+}
+
 static std::string absolutePath(StringRef Path) {
   SmallString<256> Absolute(Path);
   sys::fs::make_absolute(Absolute);
   sys::path::remove_dots(Absolute, /*remove_dot_dot=*/true);
   return std::string(Absolute);
+}
+
+/// Why Text cannot be TOML before toml++ reads it (which aborts on some
+/// such bytes instead of reporting them): TOML is UTF-8 (toml.io, "Spec")
+/// and has no NUL. Empty when it may be.
+static std::string notTomlText(StringRef Text) {
+  const auto *Begin = reinterpret_cast<const UTF8 *>(Text.begin());
+  const UTF8 *At = Begin;
+  size_t Bad = StringRef::npos;
+  std::string What;
+  if (!isLegalUTF8String(&At, Begin + Text.size())) {
+    Bad = At - Begin;
+    What = "is not UTF-8 text (the byte 0x" +
+           utohexstr(static_cast<unsigned char>(Text[Bad]), /*LowerCase=*/false,
+                     /*Width=*/2) +
+           "); TOML files must be UTF-8";
+  }
+  if (size_t Nul = Text.find('\0'); Nul < Bad) {
+    Bad = Nul;
+    What = "holds a NUL byte, which TOML does not allow";
+  }
+  if (Bad == StringRef::npos)
+    return "";
+  StringRef Before = Text.take_front(Bad);
+  size_t LineStart = Before.rfind('\n') + 1; // npos + 1 == 0
+  return "configuration error at line " +
+         std::to_string(Before.count('\n') + 1) + ", column " +
+         std::to_string(Bad - LineStart + 1) + ": the file " + What;
 }
 
 namespace {
@@ -74,10 +119,10 @@ private:
     const auto *Text = Value.as_string();
     std::optional<TorchVersion> Version;
     if (Text)
-      Version = TorchVersion::parse(Text->get());
+      Version = parseTorchVersion(Text->get());
     if (!Version) {
       error(Value.source(), "torch-version expects a version string such as "
-                            "\"2.11.0\"");
+                            "\"2.11.0\" or \"2.11.0+cu130\"");
       return;
     }
     Config.Torch = Version;
@@ -162,12 +207,11 @@ std::optional<PythonConfig> PythonConfigs::readIn(StringRef Folder) {
   for (StringRef Name : {".ddpguard", "pyproject.toml"}) {
     SmallString<256> Path(Folder);
     sys::path::append(Path, Name);
-    if (!sys::fs::is_regular_file(Path))
-      continue;
-    auto Buffer = MemoryBuffer::getFile(Path);
-    if (!Buffer) {
-      Errors.push_back({std::string(Path),
-                        "cannot read: " + Buffer.getError().message()});
+    // A folder, a FIFO or a device of that name is no configuration.
+    RegularFileRead File = readRegularFile(Path);
+    if (!File) {
+      if (File.NotRegular.empty() && !File.missing())
+        Errors.push_back({std::string(Path), File.problem()});
       continue;
     }
     PythonConfig Config;
@@ -175,11 +219,19 @@ std::optional<PythonConfig> PythonConfigs::readIn(StringRef Folder) {
     bool Dotfile = Name == ".ddpguard";
     Config.Origin = (Dotfile ? "" : "[tool.ddpguard] in ") + workingPath(Path);
     toml::table Document;
+    // A pyproject.toml that is no TOML may or may not hold our table: it is
+    // reported, and the search goes on above it.
+    StringRef Text = File.Buffer->getBuffer();
+    if (std::string Problem = notTomlText(Text); !Problem.empty()) {
+      Errors.push_back({Config.Path, Problem});
+      if (Dotfile)
+        return Config;
+      continue;
+    }
     try {
-      Document = toml::parse((*Buffer)->getBuffer(), std::string(Path));
+      Document = toml::parse(std::string_view(Text.data(), Text.size()),
+                             std::string(Path));
     } catch (const toml::parse_error &Error) {
-      // A pyproject.toml that is no TOML may or may not hold our table: it
-      // is reported, and the search goes on above it.
       const toml::source_position &At = Error.source().begin;
       Errors.push_back({Config.Path, "configuration error at line " +
                                          std::to_string(At.line) +

@@ -6,7 +6,8 @@
 // over); a `.ddpguard` wins over the pyproject.toml of its folder. Keys:
 //
 //   torch-version = "2.13.0"           the torch the files are judged by
-//                                      (--torch-version and --python win)
+//                                      (--torch-version and --python win;
+//                                      "2.11.0+cu130" as torch prints it)
 //   exclude = ["generated", "legacy/*.py"]
 //                                      globs of files and folders not
 //                                      entered when a folder is walked (a
@@ -39,6 +40,10 @@
 #include <vector>
 
 namespace ddpguard {
+
+/// A torch version as torch.__version__ prints it: "2.11.0", "2.13", or
+/// with a local label (PEP 440), "2.11.0+cu130", which changes nothing here.
+std::optional<TorchVersion> parseTorchVersion(llvm::StringRef Text);
 
 struct PythonConfig {
   /// The file the settings come from; empty: none was found (defaults).

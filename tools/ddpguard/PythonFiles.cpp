@@ -3,6 +3,7 @@
 #include "PythonFiles.h"
 #include "PythonProject.h"
 #include "PythonFrontend/PythonFrontend.h"
+#include "RegularFile.h"
 #include "Tidy/CheckNames.h"
 #include "Tidy/MultipleForwardBeforeBackwardCheck.h"
 #include "llvm/ADT/STLExtras.h"
@@ -27,33 +28,6 @@ static const char PyTorchDDP[] = "torch.nn.parallel.DistributedDataParallel";
 
 bool isPythonFile(StringRef Path) {
   return sys::path::extension(Path) == ".py";
-}
-
-std::vector<std::string> pythonFilesUnder(StringRef Dir, PythonConfigs &Configs,
-                                          bool &AnyExcluded) {
-  std::vector<std::string> Found;
-  std::error_code EC;
-  for (sys::fs::recursive_directory_iterator It(Dir, EC), End; It != End && !EC;
-       It.increment(EC)) {
-    StringRef Path = It->path();
-    StringRef Name = sys::path::filename(Path);
-    bool Folder = It->type() == sys::fs::file_type::directory_file;
-    if (Folder && (Name.starts_with(".") || Name == "__pycache__" ||
-                   sys::fs::exists(Path + "/pyvenv.cfg"))) {
-      It.no_push();
-      continue;
-    }
-    if ((Folder || isPythonFile(Path)) && Configs.excluded(Path)) {
-      AnyExcluded = true;
-      if (Folder)
-        It.no_push();
-      continue;
-    }
-    if (!Folder && isPythonFile(Path))
-      Found.push_back(Path.str());
-  }
-  llvm::sort(Found);
-  return Found;
 }
 
 /// "2.11.0", "2.11.0+cu130", "2.12.0a0": the release part.
@@ -145,10 +119,11 @@ JudgedTorch TorchVersionJudge::judge(StringRef File, const PythonConfig &Config,
     for (const std::string &Name : Candidates) {
       SmallString<256> Path(Dir);
       sys::path::append(Path, Name);
-      auto Text = MemoryBuffer::getFile(Path);
+      RegularFileRead Text = readRegularFile(Path);
       if (!Text)
         continue;
-      if (std::optional<TorchVersion> Pin = pinIn(Name, (*Text)->getBuffer()))
+      if (std::optional<TorchVersion> Pin =
+              pinIn(Name, Text.Buffer->getBuffer()))
         return {*Pin, "torch " + Pin->str() + ", pinned in " +
                           workingPath(Path)};
     }
@@ -172,23 +147,36 @@ static clang::tooling::DiagnosticMessage message(const std::string &Text,
   return Message;
 }
 
-/// Whether the line holding Offset carries `# noqa` for the check.
+/// Whether the line holding Offset carries a noqa comment for the check, as
+/// flake8 and ruff read one: `#`, any spaces, `noqa` in any case; bare it
+/// suppresses every check, with `:` and codes (commas or spaces between
+/// them, any case) only those.
 static bool suppressed(StringRef Text, unsigned Offset,
                        StringRef Check = CheckName) {
   size_t End = Text.find('\n', Offset);
   StringRef Line = Text.slice(Text.rfind('\n', Offset) + 1,
                               End == StringRef::npos ? Text.size() : End);
-  size_t At = Line.find("# noqa");
-  if (At == StringRef::npos)
-    return false;
-  StringRef Rest = Line.drop_front(At + 6);
-  if (!Rest.consume_front(":"))
-    return true;
-  SmallVector<StringRef, 4> Codes;
-  Rest.split(Codes, ',');
-  return llvm::any_of(Codes, [&](StringRef Code) {
-    return Code.trim().split(' ').first == Check;
-  });
+  for (size_t Hash = Line.find('#'); Hash != StringRef::npos;
+       Hash = Line.find('#', Hash + 1)) {
+    StringRef Rest = Line.drop_front(Hash + 1).ltrim(" \t");
+    if (!Rest.starts_with_insensitive("noqa"))
+      continue;
+    Rest = Rest.drop_front(4);
+    StringRef Codes = Rest.ltrim(" \t");
+    if (!Codes.consume_front(":")) {
+      // `# noqa`, `# noqa  # why`; not `# noqanything`.
+      if (Rest.empty() || isSpace(Rest.front()) || Rest.front() == '#')
+        return true;
+      continue;
+    }
+    SmallVector<StringRef, 4> Items;
+    SplitString(Codes, Items, ", \t\r");
+    if (llvm::any_of(Items, [&](StringRef Code) {
+          return Code.equals_insensitive(Check);
+        }))
+      return true;
+  }
+  return false;
 }
 
 /// Checks the sources (file, text) of one run together.
@@ -453,15 +441,15 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
   std::vector<std::unique_ptr<MemoryBuffer>> Buffers;
   std::vector<std::pair<std::string, StringRef>> Texts;
   for (const std::string &File : Files) {
-    auto Buffer = MemoryBuffer::getFile(File);
+    RegularFileRead Buffer = readRegularFile(File);
     if (!Buffer) {
-      Errors.push_back({File, "cannot read: " + Buffer.getError().message()});
+      Errors.push_back({File, Buffer.problem()});
       continue;
     }
-    StringRef Text = (*Buffer)->getBuffer();
+    StringRef Text = Buffer.Buffer->getBuffer();
     Read.record(resolvedPath(File), ContentStamp::of(Text));
     Texts.emplace_back(File, Text);
-    Buffers.push_back(std::move(*Buffer));
+    Buffers.push_back(std::move(Buffer.Buffer));
   }
   return checkPythonTexts(Texts, Rules, Judge, Configs, FixMode, Findings,
                           Errors, &Read);

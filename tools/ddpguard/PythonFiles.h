@@ -29,14 +29,6 @@ namespace ddpguard {
 
 bool isPythonFile(llvm::StringRef Path);
 
-/// The .py files under Dir, sorted; hidden folders, virtual environments (a
-/// folder holding pyvenv.cfg) and what the configuration excludes are
-/// skipped, as ruff skips them. AnyExcluded: whether the configuration
-/// excluded something.
-std::vector<std::string> pythonFilesUnder(llvm::StringRef Dir,
-                                          PythonConfigs &Configs,
-                                          bool &AnyExcluded);
-
 /// The torch version a file is judged by, and where it came from.
 struct JudgedTorch {
   TorchVersion Version = OldestSupportedTorch;

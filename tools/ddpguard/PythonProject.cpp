@@ -1,7 +1,8 @@
 //===- PythonProject.cpp - The project around the checked Python files ----===//
 
 #include "PythonProject.h"
-#include "PythonFiles.h"
+#include "FolderWalk.h"
+#include "RegularFile.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -141,9 +142,8 @@ readPythonProject(llvm::ArrayRef<std::pair<std::string, StringRef>> Files) {
       // The project's own excludes apply; the errors of configurations
       // met on the way are not this run's (their files are not checked).
       PythonConfigs Walked;
-      bool Excluded = false;
       ProjectFiles[RootOf.back()] =
-          pythonFilesUnder(RootOf.back(), Walked, Excluded);
+          walkFolder(RootOf.back(), Walked, /*FollowLinks=*/false).PythonFiles;
     }
   }
   for (const auto &[Root, Candidates] : ProjectFiles) {
@@ -167,15 +167,14 @@ readPythonProject(llvm::ArrayRef<std::pair<std::string, StringRef>> Files) {
         Seeds.insert(Files[I].first);
       }
     for (const std::string &Candidate : Candidates) {
-      // A FIFO or a device named *.py would block the read.
-      if (Checked.count(Candidate) || !fs::is_regular_file(Candidate))
+      if (Checked.count(Candidate))
         continue;
-      auto Text = llvm::MemoryBuffer::getFile(Candidate, /*IsText=*/false,
-                                              /*RequiresNullTerminator=*/false);
+      // A FIFO or a device named *.py would block the read.
+      RegularFileRead Text = readRegularFile(Candidate);
       if (!Text)
         continue;
-      ReadImports(Candidate, (*Text)->getBuffer());
-      Texts[Candidate] = std::move(*Text);
+      ReadImports(Candidate, Text.Buffer->getBuffer());
+      Texts[Candidate] = std::move(Text.Buffer);
       // A file that imports a checked one calls into it.
       if (llvm::any_of(ImportsOf[Candidate], [&](const std::string &Target) {
             return Checked.count(Target);
