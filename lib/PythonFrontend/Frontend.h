@@ -85,6 +85,8 @@ inline std::string displayName(StringRef Key) {
 struct Value {
   TSNode Node;
   const Scope *In = nullptr;
+  /// The element of Node's value a tuple target takes (`g, d = build()`).
+  std::optional<unsigned> Element;
 };
 
 struct Run {
@@ -197,6 +199,10 @@ private:
   /// assigned to it, and for a parameter of S's function the argument of
   /// every call of it in the run (read in the caller's scope).
   std::vector<Value> valuesOf(TSNode N, const Scope &S) const;
+  /// Values, with each call of a function of the run (not a class's
+  /// construction) replaced by what the function returns, read in it.
+  std::vector<Value> throughFactories(std::vector<Value> Values,
+                                      unsigned Depth = 0) const;
   const std::vector<std::pair<TSNode, const Scope *>> &
   callSitesOf(const Scope &Function) const;
   /// The class and its bases of the run, nearest first, each with the

@@ -421,11 +421,42 @@ std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
           });
         }
       }
-    return Values;
+    return throughFactories(std::move(Values));
   }
-  for (TSNode Right : assignedTo(N, S))
-    Values.push_back({Right, &S});
-  if (!Values.empty() || type(N) != "identifier" ||
+  // `a, b = X(), Y()` binds a to X() and b to Y(); `a, b = f()` binds a to
+  // f()'s first element.
+  std::function<void(TSNode, TSNode, const Scope &, std::optional<unsigned>)>
+      Pair = [&](TSNode Left, TSNode Right, const Scope &In,
+                 std::optional<unsigned> Element) {
+        auto IsSequence = [](StringRef Kind) {
+          return Kind == "pattern_list" || Kind == "tuple_pattern" ||
+                 Kind == "list_pattern" || Kind == "tuple" ||
+                 Kind == "list" || Kind == "expression_list";
+        };
+        if (IsSequence(type(Left))) {
+          bool Paired = IsSequence(type(Right)) &&
+                        ts_node_named_child_count(Left) ==
+                            ts_node_named_child_count(Right);
+          for (uint32_t I = 0, E = ts_node_named_child_count(Left); I < E; ++I)
+            Pair(ts_node_named_child(Left, I),
+                 Paired ? ts_node_named_child(Right, I) : Right, In,
+                 Paired ? std::nullopt : std::optional<unsigned>(I));
+          return;
+        }
+        if (bindingKey(Left, In) == Key)
+          Values.push_back({Right, &In, Element});
+      };
+  auto Scan = [&](const Scope &In) {
+    for (TSNode A : In.Bindings)
+      if (type(A) == "assignment")
+        Pair(field(A, "left"), field(A, "right"), In, std::nullopt);
+  };
+  Scan(S);
+  if (Values.empty() && ModuleScope && &S != ModuleScope)
+    Scan(*ModuleScope);
+  if (!Values.empty())
+    return throughFactories(std::move(Values));
+  if (type(N) != "identifier" ||
       type(S.Node) != "function_definition")
     return Values;
   std::vector<TSNode> Parameters = parameterNames(S.Node);
@@ -441,7 +472,40 @@ std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
           if (I == Index)
             Values.push_back({Argument, &In});
         });
-  return Values;
+  return throughFactories(std::move(Values));
+}
+
+std::vector<Value> Frontend::throughFactories(std::vector<Value> Values,
+                                              unsigned Depth) const {
+  std::vector<Value> Out;
+  for (Value &V : Values) {
+    const Scope *Called =
+        type(V.Node) == "call" && Depth < 4
+            ? V.In->Owner->calledFunction(field(V.Node, "function"), *V.In)
+            : nullptr;
+    if (!Called || StringRef(Called->Name).ends_with(".__init__")) {
+      Out.push_back(std::move(V));
+      continue;
+    }
+    std::vector<Value> Returned;
+    for (TSNode R : Called->Bindings) {
+      if (type(R) != "return_statement")
+        continue;
+      TSNode Result = namedChild(R, 0);
+      StringRef Kind = type(Result);
+      if (V.Element && (Kind == "expression_list" || Kind == "tuple")) {
+        if (*V.Element < ts_node_named_child_count(Result))
+          Returned.push_back({ts_node_named_child(Result, *V.Element), Called});
+      } else if (!isNull(Result)) {
+        Returned.push_back({Result, Called, V.Element});
+      }
+    }
+    if (Returned.empty())
+      Out.push_back(std::move(V));
+    for (Value &R : throughFactories(std::move(Returned), Depth + 1))
+      Out.push_back(std::move(R));
+  }
+  return Out;
 }
 
 const std::vector<std::pair<TSNode, const Scope *>> &

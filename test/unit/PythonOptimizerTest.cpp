@@ -196,3 +196,42 @@ agent = SAC(q, pi, torch.optim.Adam(pi.parameters()))
 }
 
 } // namespace
+
+namespace {
+
+TEST(PythonOptimizer, FactoriesOfModulesAndOptimizers) {
+  // G, D = build_gan(): D is the factory's second module; make_opt(D) is an
+  // optimizer over it (issue 28, construct 5).
+  CheckResult R = check(R"py(import torch
+import torch.nn as nn
+
+
+def build_gan():
+    g = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    d = nn.Sequential(nn.Linear(4, 4), nn.LeakyReLU(), nn.Linear(4, 1))
+    return g, d
+
+
+def make_opt(net):
+    return torch.optim.Adam(net.parameters())
+
+
+G, D = build_gan()
+opt_d = make_opt(D)
+opt_g = make_opt(G)
+for z in loader:
+    fake = G(z)
+    d_loss = D(fake.detach()).mean()
+    g_loss = -D(fake).mean()
+    d_loss.backward()
+    opt_d.step()
+    g_loss.backward()
+    opt_g.step()
+)py");
+  ASSERT_EQ(R.Steps.size(), 1u);
+  EXPECT_EQ(R.Steps[0].Optimizer, "opt_d");
+  EXPECT_EQ(R.Steps[0].Step.Line, 23u);
+  EXPECT_EQ(R.Steps[0].Forward.Line, 21u);
+}
+
+} // namespace
