@@ -87,6 +87,10 @@ struct Value {
   const Scope *In = nullptr;
   /// The element of Node's value a tuple target takes (`g, d = build()`).
   std::optional<unsigned> Element;
+  /// For what a function returns: the call it was returned to, whose
+  /// arguments are its parameters while Node is read.
+  TSNode Call{};
+  const Scope *Caller = nullptr;
 };
 
 struct Run {
@@ -103,6 +107,27 @@ struct Run {
   std::map<const Scope *, std::vector<std::pair<TSNode, const Scope *>>>
       CallSites;
   bool CallSitesBuilt = false;
+  /// The calls whose returned values are being read, innermost last: a
+  /// parameter of the called function is then that call's argument only.
+  std::vector<const Value *> ReadingReturnOf;
+};
+
+/// Reads a returned value with its call's arguments as the function's
+/// parameters, while it lives.
+class ReadingReturn {
+public:
+  ReadingReturn(Run &Files, const Value &V) : Files(Files), Pushed(V.Caller) {
+    if (Pushed)
+      Files.ReadingReturnOf.push_back(&V);
+  }
+  ~ReadingReturn() {
+    if (Pushed)
+      Files.ReadingReturnOf.pop_back();
+  }
+
+private:
+  Run &Files;
+  bool Pushed;
 };
 
 class Frontend {

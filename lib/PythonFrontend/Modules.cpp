@@ -329,6 +329,7 @@ Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
     return std::nullopt;
   std::optional<ModuleInfo> Result;
   for (const Value &V : valuesOf(N, S)) {
+    ReadingReturn Reading(Files, V);
     Frontend &In = *V.In->Owner;
     TSNode Right = V.Node;
     // Another name (a parameter: the module the caller passes, under the
@@ -367,6 +368,7 @@ Frontend::optimizerNamed(TSNode N, const Scope &S, unsigned Depth) const {
   if (Depth > 8)
     return std::nullopt;
   for (const Value &V : valuesOf(N, S)) {
+    ReadingReturn Reading(Files, V);
     TSNode Right = V.Node;
     // Another name (a parameter: the optimizer the caller passes).
     if (type(Right) == "identifier" || type(Right) == "attribute") {
@@ -483,6 +485,7 @@ std::vector<std::string> Frontend::parameterSources(TSNode Params,
     if (Values.empty())
       Followed = false;
     for (const Value &V : Values) {
+      ReadingReturn Reading(Files, V);
       std::vector<std::string> More =
           V.In->Owner->parameterSources(V.Node, *V.In, Depth + 1);
       Followed &= !More.empty();

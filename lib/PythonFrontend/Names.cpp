@@ -466,7 +466,16 @@ std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
   if (Named == Parameters.end())
     return Values;
   unsigned Index = Named - Parameters.begin();
-  for (const auto &[Call, Caller] : callSitesOf(S))
+  std::vector<std::pair<TSNode, const Scope *>> Calls = callSitesOf(S);
+  // Read for one call's returned value: that call's argument only.
+  for (auto It = Files.ReadingReturnOf.rbegin();
+       It != Files.ReadingReturnOf.rend(); ++It)
+    if ((*It)->Caller->Owner->calledFunction(field((*It)->Call, "function"),
+                                             *(*It)->Caller) == &S) {
+      Calls = {{(*It)->Call, (*It)->Caller}};
+      break;
+    }
+  for (const auto &[Call, Caller] : Calls)
     Caller->Owner->forEachCallArgument(
         Call, *Caller, S, [&](TSNode Argument, unsigned I, const Scope &In) {
           if (I == Index)
@@ -495,9 +504,10 @@ std::vector<Value> Frontend::throughFactories(std::vector<Value> Values,
       StringRef Kind = type(Result);
       if (V.Element && (Kind == "expression_list" || Kind == "tuple")) {
         if (*V.Element < ts_node_named_child_count(Result))
-          Returned.push_back({ts_node_named_child(Result, *V.Element), Called});
+          Returned.push_back({ts_node_named_child(Result, *V.Element), Called,
+                              std::nullopt, V.Node, V.In});
       } else if (!isNull(Result)) {
-        Returned.push_back({Result, Called, V.Element});
+        Returned.push_back({Result, Called, V.Element, V.Node, V.In});
       }
     }
     if (Returned.empty())
