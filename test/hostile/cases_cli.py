@@ -206,6 +206,26 @@ add(Case("excluded_cpp_folder",
          dict(EXTENSION, **{"pyproject.toml": b'[tool.ddpguard]\nexclude = ["csrc"]\n'}),
          ["."], exit=1, item="31.5", findings=[f"train.py:{F}"], not_stderr=[r"."]))
 
+# --- 31.11: messages ----------------------------------------------------------
+add(Case("missing_folder", {}, ["nowhere"], exit=2, item="31.11",
+         stderr=[r"^ddpguard: error: nowhere: no such file or directory$"],
+         not_stderr=[CPP_ADVICE]))
+add(Case("missing_python_file", {}, ["absent.py"], exit=2, item="31.11",
+         stderr=[r"^ddpguard: error: .*absent\.py: no such file or directory$"]))
+add(Case("notebook", {"a.ipynb": b'{"cells": []}'}, ["a.ipynb"], exit=2, item="31.11",
+         stderr=[r"a\.ipynb: is a Jupyter notebook"], not_stderr=[CPP_ADVICE]))
+add(Case("stub_file", {"a.pyi": b"def f(x: int) -> int: ...\n"}, ["a.pyi"], exit=0,
+         item="31.11", findings=[], not_stderr=[r"."]))
+add(Case("no_arguments", {}, [], exit=2, item="31.11",
+         stderr=[r"no files given: .*'ddpguard \.'"], not_stderr=[r"compilation database"]))
+add(Case("file_named_three_times", {"a.py": TWO_VIEW}, ["a.py", "a.py", "./a.py"],
+         exit=1, item="31.11", findings=[f"a.py:{F}"]))
+add(Case("file_named_and_in_folder", {"src/a.py": TWO_VIEW}, ["src/a.py", "src"],
+         exit=1, item="31.11", findings=[f"src/a.py:{F}"]))
+add(Case("cpp_file_named_twice", {"views.cpp": CPP_TWO_VIEWS},
+         ["views.cpp", "views.cpp", "--"] + MOCK_FLAGS, exit=1, item="31.11",
+         findings=["views.cpp:6"]))
+
 # --- 31.11: --line-filter is JSON, and its errors say so --------------------
 add(Case("line_filter_bad_json", {"a.py": TWO_VIEW}, ["--line-filter=[{]", "a.py"],
          exit=2, item="31.11", stderr=[r"invalid --line-filter '\[\{\]': not valid JSON: "

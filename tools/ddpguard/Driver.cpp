@@ -804,15 +804,18 @@ int main(int argc, const char **argv) {
   // need a compilation database; when there is none and the run has Python
   // files to check, they are skipped with one line that says why.
   std::vector<std::string> PythonPaths, CppPaths;
+  std::vector<FileProblem> PathErrors;
   std::vector<std::pair<std::string, FolderContents>> Folders;
   PythonConfigs Configs;
   for (const std::string &Path : SourcePaths) {
-    if (isPythonFile(Path)) {
-      if (!ForceExclude || !Configs.excludedWithFolders(Path))
-        PythonPaths.push_back(Path);
+    sys::fs::file_status Status;
+    if (std::error_code EC = sys::fs::status(Path, Status)) {
+      PathErrors.push_back({Path, EC == std::errc::no_such_file_or_directory
+                                      ? "no such file or directory"
+                                      : "cannot read: " + EC.message()});
       continue;
     }
-    if (sys::fs::is_directory(Path)) {
+    if (Status.type() == sys::fs::file_type::directory_file) {
       FolderContents Contents = walkFolder(Path, Configs, FollowLinks);
       for (const std::string &Line : Contents.Warnings)
         errs() << "ddpguard: warning: " << Line << "\n";
@@ -823,15 +826,34 @@ int main(int argc, const char **argv) {
       Folders.emplace_back(Path, std::move(Contents));
       continue;
     }
+    if (isPythonFile(Path)) {
+      if (!ForceExclude || !Configs.excludedWithFolders(Path))
+        PythonPaths.push_back(Path);
+      continue;
+    }
+    if (sys::path::extension(Path) == ".ipynb") {
+      PathErrors.push_back(
+          {Path, "is a Jupyter notebook, which ddpguard does not read: it "
+                 "checks .py files and C++ sources ('jupyter nbconvert --to "
+                 "script' writes a notebook's code to a .py file)"});
+      continue;
+    }
+    if (Status.type() != sys::fs::file_type::regular_file) {
+      PathErrors.push_back({Path, "not read: it is " +
+                                      fileTypeWords(Status.type()) +
+                                      ", not a regular file"});
+      continue;
+    }
     CppPaths.push_back(Path);
   }
   bool FromStdin = StdinFilename.getNumOccurrences() != 0;
   // Without files: every translation unit of the -p database.
   bool WholeRepository = SourcePaths.empty() && !FromStdin;
   if (WholeRepository && (Fixed || BuildPath.empty())) {
-    errs() << "ddpguard: error: no files given: name the files to check, or "
-              "pass -p <build dir> without files to check every file of its "
-              "compile_commands.json\n";
+    errs() << "ddpguard: error: no files given: name the files or folders to "
+              "check ('ddpguard .' checks the Python files and C++ sources "
+              "under this folder), or give -p <build dir> alone to check "
+              "every file its compile_commands.json lists\n";
     return 2;
   }
   // The C++ sources the folders hold; a database is searched from the first.
@@ -930,6 +952,7 @@ int main(int argc, const char **argv) {
   std::vector<FileProblem> &Errors = Report.Errors;
   std::vector<ClangTidyError> &Findings = Report.Findings;
   std::vector<std::string> Files;
+  llvm::append_range(Errors, PathErrors);
   std::vector<std::string> Requested = CppPaths;
   if (WholeRepository) {
     Requested = translationUnits(*Compilations->Exact);
@@ -959,11 +982,18 @@ int main(int argc, const char **argv) {
                          "under it"});
     llvm::append_range(Requested, Found);
   }
+  // A file named twice, or named and found in a folder, is checked once.
+  std::set<sys::fs::UniqueID> SeenFiles;
   for (const std::string &File : Requested) {
-    if (!sys::fs::exists(File)) {
-      Errors.push_back({File, "no such file"});
+    sys::fs::file_status Status;
+    if (std::error_code EC = sys::fs::status(File, Status)) {
+      Errors.push_back({File, EC == std::errc::no_such_file_or_directory
+                                  ? "no such file or directory"
+                                  : "cannot read: " + EC.message()});
       continue;
     }
+    if (!SeenFiles.insert(Status.getUniqueID()).second)
+      continue;
     // .clang-tidy files are searched upwards from a normalised path.
     SmallString<256> Path(File);
     sys::fs::make_absolute(Path);
@@ -1041,6 +1071,9 @@ int main(int argc, const char **argv) {
 
   std::vector<std::string> PythonFiles;
   for (const std::string &File : PythonPaths) {
+    sys::fs::UniqueID Id;
+    if (!sys::fs::getUniqueID(File, Id) && !SeenFiles.insert(Id).second)
+      continue;
     SmallString<256> Path(File);
     sys::fs::make_absolute(Path);
     sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
