@@ -861,15 +861,16 @@ int main(int argc, const char **argv) {
   for (const auto &[Folder, Contents] : Folders)
     llvm::append_range(FolderSources, Contents.CppSources);
   bool AskedForCpp = Fixed || !BuildPath.empty();
-  bool CheckCpp = WholeRepository || !CppPaths.empty() ||
-                  (!Folders.empty() && AskedForCpp);
+  bool CheckCpp =
+      WholeRepository || !CppPaths.empty() || (!Folders.empty() && AskedForCpp);
   std::string DatabaseStart = CppPaths.empty() ? "" : CppPaths.front();
   if (!CheckCpp && !FolderSources.empty()) {
     DatabaseStart = FolderSources.front();
     // Without Python files to check, the database a C++ source needs is
     // looked for, and its absence is an error, as for a file named here.
-    CheckCpp = PythonPaths.empty() ||
-               !databaseFileAbove(sys::path::parent_path(DatabaseStart)).empty();
+    CheckCpp =
+        PythonPaths.empty() ||
+        !databaseFileAbove(sys::path::parent_path(DatabaseStart)).empty();
     if (!CheckCpp) {
       std::vector<std::string> Named;
       for (size_t I = 0; I < FolderSources.size() && I < 3; ++I)
@@ -880,8 +881,8 @@ int main(int argc, const char **argv) {
       bool One = FolderSources.size() == 1;
       errs() << "ddpguard: skipped "
              << (One ? Named.front()
-                     : std::to_string(FolderSources.size()) +
-                           " C++ sources (" + llvm::join(Named, ", ") + ")")
+                     : std::to_string(FolderSources.size()) + " C++ sources (" +
+                           llvm::join(Named, ", ") + ")")
              << ": no compilation database (compile_commands.json or "
                 "compile_flags.txt) in "
              << (One ? "its folder" : "their folders")
