@@ -175,6 +175,57 @@ add(Case("unreadable_subfolder_warns",
          stderr=[r"^ddpguard: warning: .*src/locked: cannot read this folder: "
                  r"[Pp]ermission denied"]))
 
+# --- 31.5, deliverable 3: a Python project with a C++ source ------------------
+EXTENSION = {"train.py": TWO_VIEW, "csrc/ext.cpp": b"int twice(int x) { return 2 * x; }\n",
+             "pyproject.toml": b"[project]\nname = 'p'\n"}
+add(Case("python_project_with_cpp_source", EXTENSION, ["."], exit=1, item="31.5",
+         findings=[f"train.py:{F}"],
+         stderr=[r"^ddpguard: skipped csrc/ext\.cpp: no compilation database .*"
+                 r"pass -p <build dir> or compile flags after '--'"],
+         not_stderr=[r"error"]))
+add(Case("python_project_with_cpp_sources_one_line",
+         dict(EXTENSION, **{"csrc/b.cpp": b"", "csrc/c.cu": b""}), ["."], exit=1,
+         item="31.5", findings=[f"train.py:{F}"],
+         stderr=[r"^ddpguard: skipped 3 C\+\+ sources \(csrc/b\.cpp, csrc/c\.cu, "
+                 r"csrc/ext\.cpp\): no compilation database"]))
+add(Case("python_project_cpp_checked_with_flags",
+         dict(EXTENSION, **{"csrc/views.cpp": CPP_TWO_VIEWS}), ["."] + ["--"] + MOCK_FLAGS,
+         exit=1, item="31.5", findings=[f"train.py:{F}", "csrc/views.cpp:6"],
+         not_stderr=[r"skipped"]))
+add(Case("python_project_cpp_checked_with_database",
+         dict(EXTENSION, **{"csrc/views.cpp": CPP_TWO_VIEWS,
+                            "build/compile_commands.json":
+                                '[{"directory": "{dir}", "file": "{dir}/csrc/views.cpp", '
+                                f'"command": "clang++ {" ".join(MOCK_FLAGS)} -c '
+                                '{dir}/csrc/views.cpp"}]'}),
+         ["-p", "build", "."], exit=1, item="31.5",
+         findings=[f"train.py:{F}", "csrc/views.cpp:6"], not_stderr=[r"skipped"]))
+add(Case("cpp_only_folder_still_needs_database", {"csrc/ext.cpp": b"int x;\n"}, ["csrc"],
+         exit=2, item="31.5", stderr=[r"no compilation database found"]))
+add(Case("excluded_cpp_folder",
+         dict(EXTENSION, **{"pyproject.toml": b'[tool.ddpguard]\nexclude = ["csrc"]\n'}),
+         ["."], exit=1, item="31.5", findings=[f"train.py:{F}"], not_stderr=[r"."]))
+
+# --- 31.11: messages ----------------------------------------------------------
+add(Case("missing_folder", {}, ["nowhere"], exit=2, item="31.11",
+         stderr=[r"^ddpguard: error: nowhere: no such file or directory$"],
+         not_stderr=[CPP_ADVICE]))
+add(Case("missing_python_file", {}, ["absent.py"], exit=2, item="31.11",
+         stderr=[r"^ddpguard: error: .*absent\.py: no such file or directory$"]))
+add(Case("notebook", {"a.ipynb": b'{"cells": []}'}, ["a.ipynb"], exit=2, item="31.11",
+         stderr=[r"a\.ipynb: is a Jupyter notebook"], not_stderr=[CPP_ADVICE]))
+add(Case("stub_file", {"a.pyi": b"def f(x: int) -> int: ...\n"}, ["a.pyi"], exit=0,
+         item="31.11", findings=[], not_stderr=[r"."]))
+add(Case("no_arguments", {}, [], exit=2, item="31.11",
+         stderr=[r"no files given: .*'ddpguard \.'"], not_stderr=[r"compilation database"]))
+add(Case("file_named_three_times", {"a.py": TWO_VIEW}, ["a.py", "a.py", "./a.py"],
+         exit=1, item="31.11", findings=[f"a.py:{F}"]))
+add(Case("file_named_and_in_folder", {"src/a.py": TWO_VIEW}, ["src/a.py", "src"],
+         exit=1, item="31.11", findings=[f"src/a.py:{F}"]))
+add(Case("cpp_file_named_twice", {"views.cpp": CPP_TWO_VIEWS},
+         ["views.cpp", "views.cpp", "--"] + MOCK_FLAGS, exit=1, item="31.11",
+         findings=["views.cpp:6"]))
+
 # --- 31.11: --line-filter is JSON, and its errors say so --------------------
 add(Case("line_filter_bad_json", {"a.py": TWO_VIEW}, ["--line-filter=[{]", "a.py"],
          exit=2, item="31.11", stderr=[r"invalid --line-filter '\[\{\]': not valid JSON: "

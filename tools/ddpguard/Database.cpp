@@ -98,31 +98,18 @@ loadJson(StringRef Path) {
 /// or null when there is none.
 Expected<std::unique_ptr<tooling::CompilationDatabase>>
 findDatabase(StringRef Start, std::string &Source) {
-  SmallString<256> Directory(Start);
-  sys::fs::make_absolute(Directory);
-  sys::path::remove_dots(Directory, /*remove_dot_dot=*/true);
-  for (StringRef Dir = Directory; !Dir.empty();
-       Dir = sys::path::parent_path(Dir)) {
-    SmallString<256> Json(Dir);
-    sys::path::append(Json, "compile_commands.json");
-    if (sys::fs::exists(Json)) {
-      Source = std::string(Json);
-      return loadJson(Json);
-    }
-    SmallString<256> Flags(Dir);
-    sys::path::append(Flags, "compile_flags.txt");
-    if (sys::fs::exists(Flags)) {
-      Source = std::string(Flags);
-      std::string Error;
-      auto Database =
-          tooling::FixedCompilationDatabase::loadFromFile(Flags, Error);
-      if (!Database)
-        return createStringError(inconvertibleErrorCode(), "%s: %s",
-                                 Flags.c_str(), Error.c_str());
-      return std::unique_ptr<tooling::CompilationDatabase>(std::move(Database));
-    }
-  }
-  return nullptr;
+  std::string Found = databaseFileAbove(Start);
+  if (Found.empty())
+    return nullptr;
+  Source = Found;
+  if (sys::path::filename(Found) == "compile_commands.json")
+    return loadJson(Found);
+  std::string Error;
+  auto Database = tooling::FixedCompilationDatabase::loadFromFile(Found, Error);
+  if (!Database)
+    return createStringError(inconvertibleErrorCode(), "%s: %s", Found.c_str(),
+                             Error.c_str());
+  return std::unique_ptr<tooling::CompilationDatabase>(std::move(Database));
 }
 
 bool isHeader(StringRef File) {
@@ -134,6 +121,21 @@ bool isHeader(StringRef File) {
 }
 
 } // namespace
+
+std::string databaseFileAbove(StringRef Start) {
+  SmallString<256> Directory(Start);
+  sys::fs::make_absolute(Directory);
+  sys::path::remove_dots(Directory, /*remove_dot_dot=*/true);
+  for (StringRef Dir = Directory; !Dir.empty();
+       Dir = sys::path::parent_path(Dir))
+    for (StringRef Name : {"compile_commands.json", "compile_flags.txt"}) {
+      SmallString<256> Path(Dir);
+      sys::path::append(Path, Name);
+      if (sys::fs::exists(Path))
+        return std::string(Path);
+    }
+  return "";
+}
 
 std::string LoadedDatabase::missingCommand(StringRef File) const {
   if (FromCommandLine || !Exact->getCompileCommands(File).empty() ||

@@ -36,6 +36,10 @@ struct LoadedDatabase {
   std::string missingCommand(llvm::StringRef File) const;
 };
 
+/// The compile_commands.json or compile_flags.txt nearest above Start (a
+/// folder), in its own folder first; empty when there is none.
+std::string databaseFileAbove(llvm::StringRef Start);
+
 /// Loads the compile commands: Fixed (the flags after '--') when given, else
 /// the database in BuildPath or its parents, else the one above FirstFile.
 /// The error names the database file and, for a JSON syntax error, the line

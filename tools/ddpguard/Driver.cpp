@@ -7,8 +7,11 @@
 // engine on each file, keeps those on the lines --diff or --line-filter
 // select (docs/ci.md), prints them as text, JSON, SARIF or rdjsonl, and with
 // --fix applies them (over exactly what was parsed, through links) and
-// re-checks the fixed files. Exit status: 0 clean, 1 findings, 2 any error
-// (usage, parse, configuration, compilation database, I/O). The behaviour is
+// re-checks the fixed files. Exit status, for Python and C++ files alike: 0
+// clean, 1 findings, 2 any error (usage, parse, configuration, compilation
+// database, I/O); a file skipped (a folder's C++ source without a database
+// in a run with Python files, a FIFO met in a folder) gets one line on
+// standard error that says why, and changes nothing. The behaviour is
 // documented in lib/Tidy/MultipleForwardBeforeBackwardCheck.md,
 // lib/Tidy/OptimizerStepBeforeBackwardCheck.md,
 // lib/Tidy/ParameterWriteBeforeBackwardCheck.md and
@@ -796,19 +799,23 @@ int main(int argc, const char **argv) {
       return 2;
     }
   }
-  // Python files need no compilation database (PythonFiles.h); a folder
-  // stands for the Python files under it too (FolderWalk.h), and only for
-  // them when it holds no C++ source.
+  // What each path stands for (FolderWalk.h): a .py file, the Python files
+  // and C++ sources under a folder, or a C++ file. A folder's C++ sources
+  // need a compilation database; when there is none and the run has Python
+  // files to check, they are skipped with one line that says why.
   std::vector<std::string> PythonPaths, CppPaths;
-  std::map<std::string, std::vector<std::string>> WalkedSources;
+  std::vector<FileProblem> PathErrors;
+  std::vector<std::pair<std::string, FolderContents>> Folders;
   PythonConfigs Configs;
   for (const std::string &Path : SourcePaths) {
-    if (isPythonFile(Path)) {
-      if (!ForceExclude || !Configs.excludedWithFolders(Path))
-        PythonPaths.push_back(Path);
+    sys::fs::file_status Status;
+    if (std::error_code EC = sys::fs::status(Path, Status)) {
+      PathErrors.push_back({Path, EC == std::errc::no_such_file_or_directory
+                                      ? "no such file or directory"
+                                      : "cannot read: " + EC.message()});
       continue;
     }
-    if (sys::fs::is_directory(Path)) {
+    if (Status.type() == sys::fs::file_type::directory_file) {
       FolderContents Contents = walkFolder(Path, Configs, FollowLinks);
       for (const std::string &Line : Contents.Warnings)
         errs() << "ddpguard: warning: " << Line << "\n";
@@ -816,28 +823,77 @@ int main(int argc, const char **argv) {
         errs() << "ddpguard: skipped " << workingPath(File) << ": " << Why
                << "\n";
       llvm::append_range(PythonPaths, Contents.PythonFiles);
-      bool HasCpp = !Contents.CppSources.empty();
-      WalkedSources[Path] = std::move(Contents.CppSources);
-      if ((!Contents.PythonFiles.empty() || Contents.AnyExcluded) && !HasCpp)
-        continue;
+      Folders.emplace_back(Path, std::move(Contents));
+      continue;
+    }
+    if (isPythonFile(Path)) {
+      if (!ForceExclude || !Configs.excludedWithFolders(Path))
+        PythonPaths.push_back(Path);
+      continue;
+    }
+    if (sys::path::extension(Path) == ".ipynb") {
+      PathErrors.push_back(
+          {Path, "is a Jupyter notebook, which ddpguard does not read: it "
+                 "checks .py files and C++ sources ('jupyter nbconvert --to "
+                 "script' writes a notebook's code to a .py file)"});
+      continue;
+    }
+    if (Status.type() != sys::fs::file_type::regular_file) {
+      PathErrors.push_back({Path, "not read: it is " +
+                                      fileTypeWords(Status.type()) +
+                                      ", not a regular file"});
+      continue;
     }
     CppPaths.push_back(Path);
   }
   bool FromStdin = StdinFilename.getNumOccurrences() != 0;
-  bool OnlyPython = (!SourcePaths.empty() || FromStdin) && CppPaths.empty();
   // Without files: every translation unit of the -p database.
   bool WholeRepository = SourcePaths.empty() && !FromStdin;
   if (WholeRepository && (Fixed || BuildPath.empty())) {
-    errs() << "ddpguard: error: no files given: name the files to check, or "
-              "pass -p <build dir> without files to check every file of its "
-              "compile_commands.json\n";
+    errs() << "ddpguard: error: no files given: name the files or folders to "
+              "check ('ddpguard .' checks the Python files and C++ sources "
+              "under this folder), or give -p <build dir> alone to check "
+              "every file its compile_commands.json lists\n";
     return 2;
   }
+  // The C++ sources the folders hold; a database is searched from the first.
+  std::vector<std::string> FolderSources;
+  for (const auto &[Folder, Contents] : Folders)
+    llvm::append_range(FolderSources, Contents.CppSources);
+  bool AskedForCpp = Fixed || !BuildPath.empty();
+  bool CheckCpp =
+      WholeRepository || !CppPaths.empty() || (!Folders.empty() && AskedForCpp);
+  std::string DatabaseStart = CppPaths.empty() ? "" : CppPaths.front();
+  if (!CheckCpp && !FolderSources.empty()) {
+    DatabaseStart = FolderSources.front();
+    // Without Python files to check, the database a C++ source needs is
+    // looked for, and its absence is an error, as for a file named here.
+    CheckCpp =
+        PythonPaths.empty() ||
+        !databaseFileAbove(sys::path::parent_path(DatabaseStart)).empty();
+    if (!CheckCpp) {
+      std::vector<std::string> Named;
+      for (size_t I = 0; I < FolderSources.size() && I < 3; ++I)
+        Named.push_back(workingPath(FolderSources[I]));
+      if (FolderSources.size() > 3)
+        Named.push_back("and " + std::to_string(FolderSources.size() - 3) +
+                        " more");
+      bool One = FolderSources.size() == 1;
+      errs() << "ddpguard: skipped "
+             << (One ? Named.front()
+                     : std::to_string(FolderSources.size()) + " C++ sources (" +
+                           llvm::join(Named, ", ") + ")")
+             << ": no compilation database (compile_commands.json or "
+                "compile_flags.txt) in "
+             << (One ? "its folder" : "their folders")
+             << " or above; pass -p <build dir> or compile flags after '--' "
+                "to check "
+             << (One ? "it" : "them") << "\n";
+    }
+  }
   Expected<LoadedDatabase> Compilations =
-      OnlyPython ? noDatabase()
-                 : loadDatabase(std::move(Fixed), BuildPath,
-                                WholeRepository ? StringRef()
-                                                : StringRef(CppPaths.front()));
+      !CheckCpp ? noDatabase()
+                : loadDatabase(std::move(Fixed), BuildPath, DatabaseStart);
   if (!Compilations) {
     errs() << "ddpguard: error: " << toString(Compilations.takeError())
            << "\n";
@@ -897,6 +953,7 @@ int main(int argc, const char **argv) {
   std::vector<FileProblem> &Errors = Report.Errors;
   std::vector<ClangTidyError> &Findings = Report.Findings;
   std::vector<std::string> Files;
+  llvm::append_range(Errors, PathErrors);
   std::vector<std::string> Requested = CppPaths;
   if (WholeRepository) {
     Requested = translationUnits(*Compilations->Exact);
@@ -906,33 +963,38 @@ int main(int argc, const char **argv) {
       return 2;
     }
   }
-  // A directory stands for the C++ sources under it, as ruff and
-  // clang-format take directories: with a compilation database its
-  // translation units there, otherwise the source files on disk.
-  std::vector<std::string> Expanded;
-  for (const std::string &File : Requested) {
-    if (!sys::fs::is_directory(File)) {
-      Expanded.push_back(File);
-      continue;
-    }
-    std::vector<std::string> Found =
-        Compilations->FromCommandLine
-            ? WalkedSources[File]
-            : unitsUnder(translationUnits(*Compilations->Exact), File);
-    if (Found.empty())
+  // A folder stands for the C++ sources under it, as ruff and clang-format
+  // take folders: with a compilation database its translation units there,
+  // with flags after '--' the source files the walk found.
+  for (const auto &[Folder, Contents] : Folders) {
+    std::vector<std::string> Found;
+    bool FromDatabase = CheckCpp && !Compilations->FromCommandLine;
+    if (CheckCpp)
+      Found = FromDatabase
+                  ? unitsUnder(translationUnits(*Compilations->Exact), Folder)
+                  : Contents.CppSources;
+    if (Found.empty() && Contents.PythonFiles.empty() && !Contents.AnyExcluded)
       Errors.push_back(
-          {File, Compilations->FromCommandLine
-                     ? "is a directory with no C++ source file under it"
-                     : "is a directory with no translation unit of " +
-                           Compilations->Source + " under it"});
-    llvm::append_range(Expanded, Found);
+          {Folder, FromDatabase
+                       ? "is a directory with no Python file and no "
+                         "translation unit of " +
+                             Compilations->Source + " under it"
+                       : "is a directory with no Python file or C++ source "
+                         "under it"});
+    llvm::append_range(Requested, Found);
   }
-  Requested = std::move(Expanded);
+  // A file named twice, or named and found in a folder, is checked once.
+  std::set<sys::fs::UniqueID> SeenFiles;
   for (const std::string &File : Requested) {
-    if (!sys::fs::exists(File)) {
-      Errors.push_back({File, "no such file"});
+    sys::fs::file_status Status;
+    if (std::error_code EC = sys::fs::status(File, Status)) {
+      Errors.push_back({File, EC == std::errc::no_such_file_or_directory
+                                  ? "no such file or directory"
+                                  : "cannot read: " + EC.message()});
       continue;
     }
+    if (!SeenFiles.insert(Status.getUniqueID()).second)
+      continue;
     // .clang-tidy files are searched upwards from a normalised path.
     SmallString<256> Path(File);
     sys::fs::make_absolute(Path);
@@ -1010,6 +1072,9 @@ int main(int argc, const char **argv) {
 
   std::vector<std::string> PythonFiles;
   for (const std::string &File : PythonPaths) {
+    sys::fs::UniqueID Id;
+    if (!sys::fs::getUniqueID(File, Id) && !SeenFiles.insert(Id).second)
+      continue;
     SmallString<256> Path(File);
     sys::fs::make_absolute(Path);
     sys::path::remove_dots(Path, /*remove_dot_dot=*/true);

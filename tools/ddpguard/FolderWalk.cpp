@@ -54,8 +54,8 @@ public:
   void walk(StringRef Root) {
     sys::fs::file_status Status;
     if (std::error_code EC = sys::fs::status(Root, Status)) {
-      Out.Warnings.push_back(Root.str() + ": cannot read this folder: " +
-                             EC.message());
+      Out.Warnings.push_back(Root.str() +
+                             ": cannot read this folder: " + EC.message());
       return;
     }
     Seen.insert(Status.getUniqueID());
@@ -84,8 +84,9 @@ private:
     for (; !EC && It != End; It.increment(EC))
       entry(F, It->path(), It->type());
     if (EC)
-      Out.Warnings.push_back(F.Path + ": cannot read this folder: " +
-                             EC.message() + "; the files in it are not checked");
+      Out.Warnings.push_back(F.Path +
+                             ": cannot read this folder: " + EC.message() +
+                             "; the files in it are not checked");
   }
 
   void entry(const Folder &F, StringRef Path, sys::fs::file_type Type) {
@@ -98,8 +99,9 @@ private:
       if (std::error_code EC = sys::fs::status(Path, Status)) {
         if (Python || Cpp)
           Out.Skipped.push_back(
-              {Path.str(), Link ? "it is a link to nothing (" + EC.message() + ")"
-                                : "cannot read: " + EC.message()});
+              {Path.str(),
+               Link ? "it is a link to nothing (" + EC.message() + ")"
+                    : "cannot read: " + EC.message()});
         return;
       }
       // Links to folders are not followed unless asked.
@@ -136,8 +138,8 @@ private:
       return;
     }
     if (Type != sys::fs::file_type::regular_file) {
-      Out.Skipped.push_back(
-          {Path.str(), "it is " + fileTypeWords(Type) + ", not a regular file"});
+      Out.Skipped.push_back({Path.str(), "it is " + fileTypeWords(Type) +
+                                             ", not a regular file"});
       return;
     }
     (Python ? Out.PythonFiles : Out.CppSources).push_back(Path.str());

@@ -26,7 +26,8 @@ static bool matchesOne(StringRef Pattern, size_t At, char C, size_t &Used) {
   }
   if (P == '[') {
     size_t I = At + 1;
-    bool Negated = I < Pattern.size() && (Pattern[I] == '!' || Pattern[I] == '^');
+    bool Negated =
+        I < Pattern.size() && (Pattern[I] == '!' || Pattern[I] == '^');
     if (Negated)
       ++I;
     bool Matched = false;
@@ -37,7 +38,8 @@ static bool matchesOne(StringRef Pattern, size_t At, char C, size_t &Used) {
         Low = Pattern[++I];
       ++I;
       char High = Low;
-      if (I + 1 < Pattern.size() && Pattern[I] == '-' && Pattern[I + 1] != ']') {
+      if (I + 1 < Pattern.size() && Pattern[I] == '-' &&
+          Pattern[I + 1] != ']') {
         High = Pattern[I + 1];
         if (High == '\\' && I + 2 < Pattern.size())
           High = Pattern[++I + 1];

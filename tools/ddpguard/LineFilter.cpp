@@ -27,8 +27,8 @@ lineFilterOf(StringRef Text, std::string &Why) {
     // llvm::json says "[line:column, byte=N]: message".
     if (Regex("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$")
             .match(Message, &Parts))
-      Message = ("line " + Parts[1] + ", column " + Parts[2] + ": " + Parts[3])
-                    .str();
+      Message =
+          ("line " + Parts[1] + ", column " + Parts[2] + ": " + Parts[3]).str();
     Why = "not valid JSON: " + Message;
     return std::nullopt;
   }
@@ -41,8 +41,8 @@ lineFilterOf(StringRef Text, std::string &Why) {
   std::vector<clang::tidy::FileFilter> Filters;
   for (const json::Value &Entry : *Entries) {
     const json::Object *Object = Entry.getAsObject();
-    std::optional<StringRef> Name = Object ? Object->getString("name")
-                                           : std::nullopt;
+    std::optional<StringRef> Name =
+        Object ? Object->getString("name") : std::nullopt;
     if (!Name) {
       Why = "each entry must be an object with a \"name\" string";
       return std::nullopt;
@@ -64,8 +64,8 @@ lineFilterOf(StringRef Text, std::string &Why) {
           First = (*Range)[0].getAsInteger();
           Last = (*Range)[1].getAsInteger();
         }
-        if (!First || !Last || *First < 0 || *Last < 0 ||
-            *First > UINT_MAX || *Last > UINT_MAX) {
+        if (!First || !Last || *First < 0 || *Last < 0 || *First > UINT_MAX ||
+            *Last > UINT_MAX) {
           Ranges = nullptr;
           break;
         }

@@ -27,7 +27,9 @@ static constexpr llvm::StringLiteral CheckName =
 static const char PyTorchDDP[] = "torch.nn.parallel.DistributedDataParallel";
 
 bool isPythonFile(StringRef Path) {
-  return sys::path::extension(Path) == ".py";
+  // Stubs too, as ruff takes them and pre-commit's "python" type names them.
+  StringRef Extension = sys::path::extension(Path);
+  return Extension == ".py" || Extension == ".pyi";
 }
 
 /// "2.11.0", "2.11.0+cu130", "2.12.0a0": the release part.
@@ -443,7 +445,8 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
   for (const std::string &File : Files) {
     RegularFileRead Buffer = readRegularFile(File);
     if (!Buffer) {
-      Errors.push_back({File, Buffer.problem()});
+      Errors.push_back({File, Buffer.missing() ? "no such file or directory"
+                                               : Buffer.problem()});
       continue;
     }
     StringRef Text = Buffer.Buffer->getBuffer();

@@ -29,9 +29,7 @@ struct RegularFileRead {
   std::string NotRegular;
 
   explicit operator bool() const { return Buffer != nullptr; }
-  bool missing() const {
-    return Error == std::errc::no_such_file_or_directory;
-  }
+  bool missing() const { return Error == std::errc::no_such_file_or_directory; }
   /// "cannot read: Permission denied", "not read: it is a FIFO, not a
   /// regular file".
   std::string problem() const;
