@@ -1,7 +1,6 @@
 //===- Names.cpp - imports, DDP objects and their bindings ------------------===//
 
 #include "Frontend.h"
-#include <functional>
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Path.h"
@@ -313,33 +312,46 @@ const Binding *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
   return nullptr;
 }
 
+/// Calls Each(target, value, element) for each name an assignment's left
+/// side binds: `a, b = X(), Y()` binds a to X() and b to Y(); `a, b = f()`
+/// binds a to element 0 of f().
+static void forEachBoundValue(
+    TSNode Left, TSNode Right,
+    llvm::function_ref<void(TSNode, TSNode, std::optional<unsigned>)> Each,
+    std::optional<unsigned> Element = std::nullopt) {
+  auto IsSequence = [](StringRef Kind) {
+    return Kind == "pattern_list" || Kind == "tuple_pattern" ||
+           Kind == "list_pattern" || Kind == "tuple" || Kind == "list" ||
+           Kind == "expression_list";
+  };
+  if (type(Left) == "parenthesized_expression") {
+    forEachBoundValue(namedChild(Left, 0), Right, Each, Element);
+    return;
+  }
+  if (!IsSequence(type(Left))) {
+    Each(Left, Right, Element);
+    return;
+  }
+  bool Paired = IsSequence(type(Right)) && ts_node_named_child_count(Left) ==
+                                               ts_node_named_child_count(Right);
+  for (uint32_t I = 0, E = ts_node_named_child_count(Left); I < E; ++I)
+    forEachBoundValue(ts_node_named_child(Left, I),
+                      Paired ? ts_node_named_child(Right, I) : Right, Each,
+                      Paired ? std::nullopt : std::optional<unsigned>(I));
+}
+
 std::vector<TSNode> Frontend::assignedTo(TSNode N, const Scope &S) const {
   std::vector<TSNode> Found;
   std::string Key = bindingKey(N, S);
   if (Key.empty())
     return Found;
-  // `a, b = X(), Y()` binds a to X() and b to Y(); `a, b = f()` binds each
-  // to the whole right side.
-  std::function<void(TSNode, TSNode, const Scope &)> Pair =
-      [&](TSNode Left, TSNode Right, const Scope &In) {
-        auto IsSequence = [](StringRef Kind) {
-          return Kind == "pattern_list" || Kind == "tuple_pattern" ||
-                 Kind == "list_pattern" || Kind == "tuple" ||
-                 Kind == "list" || Kind == "expression_list";
-        };
-        if (IsSequence(type(Left)) && IsSequence(type(Right)) &&
-            ts_node_named_child_count(Left) ==
-                ts_node_named_child_count(Right)) {
-          for (uint32_t I = 0, E = ts_node_named_child_count(Left); I < E; ++I)
-            Pair(ts_node_named_child(Left, I), ts_node_named_child(Right, I),
-                 In);
-          return;
-        }
-        forEachTarget(Left, [&](TSNode Target) {
-          if (bindingKey(Target, In) == Key)
-            Found.push_back(Right);
-        });
-      };
+  auto Pair = [&](TSNode Left, TSNode Right, const Scope &In) {
+    forEachBoundValue(Left, Right, [&](TSNode Target, TSNode Value,
+                                       std::optional<unsigned>) {
+      if (bindingKey(Target, In) == Key)
+        Found.push_back(Value);
+    });
+  };
   auto Scan = [&](const std::vector<TSNode> &Bindings, const Scope &In) {
     for (TSNode A : Bindings)
       if (type(A) == "assignment")
@@ -423,29 +435,14 @@ std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
       }
     return throughFactories(std::move(Values));
   }
-  // `a, b = X(), Y()` binds a to X() and b to Y(); `a, b = f()` binds a to
-  // f()'s first element.
-  std::function<void(TSNode, TSNode, const Scope &, std::optional<unsigned>)>
-      Pair = [&](TSNode Left, TSNode Right, const Scope &In,
-                 std::optional<unsigned> Element) {
-        auto IsSequence = [](StringRef Kind) {
-          return Kind == "pattern_list" || Kind == "tuple_pattern" ||
-                 Kind == "list_pattern" || Kind == "tuple" ||
-                 Kind == "list" || Kind == "expression_list";
-        };
-        if (IsSequence(type(Left))) {
-          bool Paired = IsSequence(type(Right)) &&
-                        ts_node_named_child_count(Left) ==
-                            ts_node_named_child_count(Right);
-          for (uint32_t I = 0, E = ts_node_named_child_count(Left); I < E; ++I)
-            Pair(ts_node_named_child(Left, I),
-                 Paired ? ts_node_named_child(Right, I) : Right, In,
-                 Paired ? std::nullopt : std::optional<unsigned>(I));
-          return;
-        }
-        if (bindingKey(Left, In) == Key)
-          Values.push_back({Right, &In, Element});
-      };
+  auto Pair = [&](TSNode Left, TSNode Right, const Scope &In,
+                  std::optional<unsigned>) {
+    forEachBoundValue(Left, Right, [&](TSNode Target, TSNode Value,
+                                       std::optional<unsigned> Element) {
+      if (bindingKey(Target, In) == Key)
+        Values.push_back({Value, &In, Element});
+    });
+  };
   auto Scan = [&](const Scope &In) {
     for (TSNode A : In.Bindings)
       if (type(A) == "assignment")
