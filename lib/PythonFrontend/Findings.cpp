@@ -81,14 +81,24 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
       if (Step == L.Steps.end())
         continue;
       std::optional<std::pair<Position, SiteId>> First;
+      OriginId FirstSaver{};
       for (OriginId Saver : C.Savers) {
         Position At = L.Sites[L.Graph.forwardOf(Saver).Site];
         if (First && !(At < First->first))
           continue;
-        if (std::optional<SiteId> B = FirstBackward(Saver, C.Writer, false))
+        if (std::optional<SiteId> B = FirstBackward(Saver, C.Writer, false)) {
           First = {At, *B};
+          FirstSaver = Saver;
+        }
       }
       if (!First)
+        continue;
+      // All three inside one call of a function of the run: the function's
+      // own hazard, reported where it is written.
+      const void *From = L.InlinedFrom.lookup(Write.Site);
+      if (From &&
+          L.InlinedFrom.lookup(L.Graph.forwardOf(FirstSaver).Site) == From &&
+          L.InlinedFrom.lookup(First->second) == From)
         continue;
       StepFinding Found;
       Found.Optimizer = Step->second.first;

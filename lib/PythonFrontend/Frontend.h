@@ -93,6 +93,14 @@ struct Value {
   const Scope *Caller = nullptr;
 };
 
+/// What a function's body (and the functions it calls) may do, from its
+/// text: step an optimizer, backpropagate, call anything at all.
+struct FunctionEffects {
+  bool Steps = false;
+  bool Backpropagates = false;
+  bool Any = false;
+};
+
 struct Run {
   /// The source of each file's tree, for the text of nodes of other files.
   std::map<const TSTree *, StringRef> Sources;
@@ -107,6 +115,8 @@ struct Run {
   std::map<const Scope *, std::vector<std::pair<TSNode, const Scope *>>>
       CallSites;
   bool CallSitesBuilt = false;
+  /// Each function's effects, found once (Frontend::effectsOf).
+  std::map<const Scope *, FunctionEffects> EffectsOf;
   /// The calls whose returned values are being read, innermost last: a
   /// parameter of the called function is then that call's argument only.
   std::vector<const Value *> ReadingReturnOf;
@@ -196,6 +206,9 @@ private:
                                         unsigned Depth = 0) const;
   std::optional<ParameterSaves> constructedModule(TSNode Call, const Scope &S,
                                                   unsigned Depth) const;
+  /// Whether Callee, whose qualified name is Name, is a class imported from
+  /// a package outside the run that may be a module.
+  bool isPackageClass(TSNode Callee, StringRef Name) const;
   /// An optimizer a name is bound to: Adam(model.parameters(), ...).
   struct OptimizerInfo {
     /// The keys of the modules whose parameters it steps ("net",
@@ -253,6 +266,7 @@ private:
   /// names the class's m; a nested function or a lambda bound to a name is
   /// found from its enclosing function), or null.
   Scope *calledFunction(TSNode Callee, const Scope &S) const;
+  const FunctionEffects &effectsOf(const Scope &Function) const;
   /// The forwards a helper of the file runs on DDP objects it is handed
   /// (a parameter), shares (self.X) or reads (a global), in order: each
   /// call of the helper runs them, so the caller sees them at the call.

@@ -99,7 +99,9 @@ void Lowering::saveParameters(Event &Forward,
 
 void Lowering::run() {
   StringRef Text = F.text(S.Node);
-  TracksSteps = Text.contains(".step(") && Text.contains("backward");
+  // Steps and backwards in the functions the scope calls count too.
+  const FunctionEffects &Effects = F.effectsOf(S);
+  TracksSteps = Effects.Steps && Effects.Backpropagates;
   IsModuleForward = type(S.Node) == "function_definition" && !S.Parent &&
                     F.text(field(S.Node, "name")) == "forward" &&
                     F.isModuleClass(S.Class);
@@ -628,7 +630,10 @@ Lowering::Values Lowering::call(TSNode N) {
     }
   }
   // A helper of the file that runs forwards on DDP objects: they run here.
-  if (Scope *Helper = F.calledFunction(Callee, S); Helper && Helper != &S) {
+  Scope *Helper = F.calledFunction(Callee, S);
+  if (Helper == &S)
+    Helper = nullptr;
+  if (Helper) {
     const std::vector<Frontend::HelperForward> &Forwards =
         F.helperForwards(*Helper);
     if (!Forwards.empty()) {
@@ -669,6 +674,9 @@ Lowering::Values Lowering::call(TSNode N) {
       return Result;
     }
   }
+  if (Helper && TracksSteps)
+    if (std::optional<Values> Result = helperCall(N, *Helper))
+      return *Result;
   if (TracksValues) {
     llvm::SmallVector<TSNode, 4> Operands, Others;
     if (const SavedOp *Op = savingOpOf(N, Operands, Others))

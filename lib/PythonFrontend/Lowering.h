@@ -56,6 +56,10 @@ public:
   std::map<SiteId, ValueWrite> ValueWrites;
   /// The operations that may save a value, by site.
   std::map<SiteId, TSNode> SavingOps;
+  /// The call of a function of the run each inlined event comes from
+  /// (helperCall): a step, forward and backward all from one call are the
+  /// function's own, found where it is lowered.
+  llvm::DenseMap<SiteId, const void *> InlinedFrom;
   /// The backwards a module's forward appends at its returns: the caller's
   /// through the value returned.
   llvm::DenseSet<SiteId> ResultBackwards;
@@ -88,8 +92,12 @@ private:
   SiteId site(TSNode N) {
     Sites.push_back(positionOf(N));
     SitePlaces.push_back(Here);
+    if (Inlining)
+      InlinedFrom[Sites.size() - 1] = Inlining;
     return Sites.size() - 1;
   }
+  /// The call helperCall is inlining, else null.
+  const void *Inlining = nullptr;
   unsigned startBlock() { return Current = Graph.addBlock(); }
   void edgeTo(unsigned B) { Graph.addEdge(Current, B); }
 
@@ -101,6 +109,18 @@ private:
               TSNode Right = TSNode{});
   Values expression(TSNode N);
   Values call(TSNode N);
+  /// A call of a function of the run where steps are followed: the steps,
+  /// backwards and module forwards of its body (and of the functions it
+  /// calls, to a depth) appended at the call, in the body's order, each
+  /// resolved with the call's arguments as the parameters
+  /// (HelperCalls.cpp). Nullopt when the body has none of them.
+  std::optional<Values> helperCall(TSNode N, const Scope &Helper);
+  struct Inlined;
+  void inlineBody(Inlined &Call, unsigned Depth, bool &Found);
+  /// What expression E of an inlined body holds: the caller's values of the
+  /// parameters it names, and the outputs of the body's forwards for any
+  /// other name.
+  Values inlinedValues(const Inlined &Call, TSNode E);
   /// Lowers each named child and joins what their histories come from.
   Values children(TSNode N);
   /// Whether a `with` item or decorator turns grad mode off (true), on

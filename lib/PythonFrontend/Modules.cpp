@@ -317,7 +317,28 @@ Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
     return ParameterSaves::Always;
   if (auto [File, Rest] = imported(Name); File && File->Classes.count(Rest))
     return ParameterSaves::Always;
+  if (isPackageClass(Callee, Name))
+    return ParameterSaves::Always;
   return std::nullopt;
+}
+
+bool Frontend::isPackageClass(TSNode Callee, StringRef Name) const {
+  // Only names a forward calls or an optimizer steps get here, so a class
+  // from a package the run does not hold (nn_builder's NN, built by a
+  // base class's create_NN) is taken as the module the code uses it as.
+  // Python's own and numpy's classes are not modules.
+  static const char *const NotModules[] = {
+      "torch",     "collections", "pathlib",   "argparse", "logging",
+      "typing",    "dataclasses", "datetime",  "numpy",    "enum",
+      "abc",       "threading",   "multiprocessing", "queue", "functools",
+      "itertools", "gym",         "gymnasium", "scipy",    "pandas"};
+  StringRef Root = text(Callee).take_until([](char C) { return C == '.'; });
+  StringRef Class = Name.rsplit('.').second;
+  if (!Imports.count(Root) || Class.empty() || !(Class.front() >= 'A' && Class.front() <= 'Z'))
+    return false;
+  StringRef Package = Name.take_until([](char C) { return C == '.'; });
+  return llvm::none_of(NotModules,
+                       [&](const char *Other) { return Package == Other; });
 }
 
 std::optional<Frontend::ModuleInfo>

@@ -582,8 +582,16 @@ bool Frontend::isDDPValue(TSNode N, const Scope &S, Binding *Info) const {
 
 Scope *Frontend::calledFunction(TSNode Callee, const Scope &S) const {
   std::string Name = qualifiedName(Callee);
-  if (StringRef(Name).starts_with("self.") && !isNull(S.Class))
-    Name = (text(field(S.Class, "name")) + StringRef(Name).drop_front(4)).str();
+  if (StringRef(Name).starts_with("self.") && !isNull(S.Class)) {
+    StringRef Method = StringRef(Name).drop_front(4);
+    // The class's method, else the nearest base's (a base class's
+    // take_optimisation_step called from a subclass).
+    for (auto [Class, In] : classAndBases(S.Class))
+      if (Scope *Found = In->Functions.lookup(
+              (In->text(field(Class, "name")) + Method).str()))
+        return Found;
+    Name = (text(field(S.Class, "name")) + Method).str();
+  }
   if (Scope *Found = Functions.lookup(Name))
     return Found;
   if (Scope *Found = Functions.lookup(S.Name + "." + Name))

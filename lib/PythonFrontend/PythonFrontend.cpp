@@ -41,6 +41,12 @@ CheckResult Frontend::findings(TSNode Root) {
              [](const ValueWriteFinding &A, const ValueWriteFinding &B) {
                return A.Write < B.Write;
              });
+  // A step inlined from a helper is found once per caller that runs it.
+  Result.Steps.erase(std::unique(Result.Steps.begin(), Result.Steps.end(),
+                                 [](const StepFinding &A, const StepFinding &B) {
+                                   return A.Step == B.Step;
+                                 }),
+                     Result.Steps.end());
   Result.Findings.erase(
       std::unique(Result.Findings.begin(), Result.Findings.end(),
                   [](const Finding &A, const Finding &B) {

@@ -146,13 +146,14 @@ class Run:
             if self.errors else "", self.log)
 
 
-def check(args, paths, log):
-    """Runs ddpguard on paths (absolute) and writes its output to log."""
+def check(args, paths, log, cwd=None):
+    """Runs ddpguard on paths (absolute) from cwd and writes its output to
+    log."""
     cmd = [args.ddpguard, "--torch-version", args.torch_version, "--format=json", *paths]
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=args.timeout)
+                              timeout=args.timeout, cwd=cwd)
         status, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as e:
         status, out, err = None, e.stdout or b"", e.stderr or b""
@@ -492,17 +493,18 @@ def run_bugs(args, work):
     jobs = []
     for entry, folder in present:
         for rel in sorted({v["file"] for v in entry["verdicts"]}):
-            jobs.append((entry["id"], "alone", rel, [os.path.join(folder, rel)]))
+            jobs.append((entry["id"], "alone", rel, [os.path.join(folder, rel)], folder))
         jobs.append((entry["id"], "folder", entry["root"] or ".",
-                     [os.path.normpath(os.path.join(folder, entry["root"]))]))
+                     [os.path.normpath(os.path.join(folder, entry["root"]))], folder))
     start = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        # From the snapshot's folder, as its user runs ddpguard in their clone.
         runs = list(pool.map(lambda j: check(args, j[3], os.path.join(
-            work, "bugs", j[0], j[1], j[2].replace(os.sep, "_") + ".log")), jobs))
+            work, "bugs", j[0], j[1], j[2].replace(os.sep, "_") + ".log"), j[4]), jobs))
     wall = time.perf_counter() - start
     seen = {mode: {} for mode in MODES}  # id -> {(realpath, line, check)}
     crashes = 0
-    for (ident, mode, rel, _), run in zip(jobs, runs):
+    for (ident, mode, rel, _, _), run in zip(jobs, runs):
         seen[mode].setdefault(ident, set()).update(run.findings)
         if run.crashed:
             crashes += 1

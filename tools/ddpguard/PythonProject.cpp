@@ -61,8 +61,9 @@ namespace {
 using FileList =
     llvm::SetVector<std::string, std::vector<std::string>, std::set<std::string>>;
 
-/// The nearest folder above File that holds a project's marker, else
-/// File's folder.
+/// The nearest folder above File that holds a project's marker, else the
+/// current folder when File is under it (as ruff falls back to it, and as
+/// `python -m` puts it first on sys.path), else File's folder.
 std::string projectRoot(StringRef File) {
   for (StringRef Dir = path::parent_path(File); !Dir.empty();
        Dir = path::parent_path(Dir)) {
@@ -72,6 +73,10 @@ std::string projectRoot(StringRef File) {
     if (path::parent_path(Dir) == Dir)
       break;
   }
+  llvm::SmallString<256> Current;
+  if (!fs::current_path(Current) && Current.size() > 1 &&
+      File.starts_with((Current + "/").str()))
+    return Current.str().str();
   return path::parent_path(File).str();
 }
 

@@ -29,12 +29,13 @@ TORCH_VERSION = "2.11.0"
 TIMEOUT_S = 600
 
 
-def run_ddpguard(ddpguard, target):
-    """Findings of one run, its exit status and its time."""
+def run_ddpguard(ddpguard, target, cwd):
+    """Findings of one run from cwd (the snapshot's root, as a user runs it in
+    their clone), its exit status and its time."""
     started = time.monotonic()
     try:
         done = subprocess.run([ddpguard, f"--torch-version={TORCH_VERSION}", "--format=json", str(target)],
-                              capture_output=True, text=True, timeout=TIMEOUT_S)
+                              capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "findings": [], "seconds": TIMEOUT_S}
     seconds = round(time.monotonic() - started, 2)
@@ -74,9 +75,9 @@ def score(verdict, base, run):
 
 def check_entry(entry, status, ddpguard):
     base = Path(status["path"])
-    alone = {file: run_ddpguard(ddpguard, base / file)
+    alone = {file: run_ddpguard(ddpguard, base / file, base)
              for file in sorted({verdict["file"] for verdict in entry["verdicts"]})}
-    folder = run_ddpguard(ddpguard, Path(status["root"]))
+    folder = run_ddpguard(ddpguard, Path(status["root"]), base)
     verdicts = []
     for verdict in entry["verdicts"]:
         verdicts.append({**verdict, "alone": score(verdict, base, alone[verdict["file"]]),
@@ -135,6 +136,7 @@ def main():
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("ids", nargs="*")
     args = parser.parse_args()
+    args.ddpguard = str(Path(args.ddpguard).resolve())
     entries = [entry for entry in materialize.load_manifest() if not args.ids or entry["id"] in args.ids]
     statuses = {entry["id"]: materialize.materialize(entry, materialize.DEFAULT_CACHE,
                                                      materialize.DEFAULT_MIRRORS, fetch_raw=False)
