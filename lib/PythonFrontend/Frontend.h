@@ -259,6 +259,14 @@ private:
   /// torch's factories (torch.randn, torch.zeros_like, ...), what is
   /// computed from them only, and names bound only to such.
   bool isGradFree(TSNode N, const Scope &S, unsigned Depth = 0) const;
+  /// Whether expression N surely holds a Python value, not a tensor:
+  /// numbers, strings, containers (an item assignment writes no tensor),
+  /// len(...), x.item(), x.shape[0], what is computed from them only, and
+  /// names bound only to such.
+  bool isPythonValue(TSNode N, const Scope &S, unsigned Depth = 0) const;
+  /// Whether every binding of the name N in S assigns a value Holds accepts.
+  template <typename Pred>
+  bool boundOnlyTo(TSNode N, const Scope &S, Pred Holds) const;
   /// The key a name or self-attribute is bound by in S: "x", "self.x".
   std::string bindingKey(TSNode N, const Scope &S) const;
   const Binding *ddpBinding(StringRef Key, const Scope &S) const;

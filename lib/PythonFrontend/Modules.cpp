@@ -587,7 +587,59 @@ bool Frontend::isGradFree(TSNode N, const Scope &S, unsigned Depth) const {
   }
   if (Kind != "identifier")
     return false;
-  // Every binding of the name in S is an assignment of a grad-free value;
+  return boundOnlyTo(N, S, [&](TSNode Right) {
+    return isGradFree(Right, S, Depth + 1);
+  });
+}
+
+bool Frontend::isPythonValue(TSNode N, const Scope &S, unsigned Depth) const {
+  if (isNull(N) || Depth > 8)
+    return false;
+  StringRef Kind = type(N);
+  if (Kind == "integer" || Kind == "float" || Kind == "string" ||
+      Kind == "true" || Kind == "false" || Kind == "none" ||
+      Kind == "dictionary" || Kind == "dictionary_comprehension" ||
+      Kind == "set" || Kind == "set_comprehension" || Kind == "list" ||
+      Kind == "list_comprehension" ||
+      Kind == "not_operator" || Kind == "concatenated_string")
+    return true;
+  if (Kind == "parenthesized_expression" || Kind == "unary_operator" ||
+      Kind == "binary_operator") {
+    bool All = true;
+    forEachNamedChild(N, [&](TSNode Child) {
+      All = All && isPythonValue(Child, S, Depth + 1);
+    });
+    return All;
+  }
+  // x.shape[0], x.size(1): sizes are Python ints.
+  if (Kind == "subscript") {
+    TSNode Of = field(N, "value");
+    return type(Of) == "attribute" && text(field(Of, "attribute")) == "shape";
+  }
+  if (Kind == "call") {
+    TSNode Callee = field(N, "function");
+    if (type(Callee) == "attribute") {
+      StringRef Method = text(field(Callee, "attribute"));
+      return Method == "item" || Method == "size" || Method == "dim" ||
+             Method == "numel" || Method == "tolist";
+    }
+    static const char *const Builtins[] = {
+        "len",  "int",   "float", "bool",  "str",         "dict", "list",
+        "set",  "tuple", "range", "round", "defaultdict", "OrderedDict"};
+    StringRef Name = text(Callee);
+    return type(Callee) == "identifier" &&
+           llvm::any_of(Builtins, [&](const char *B) { return Name == B; });
+  }
+  if (Kind != "identifier")
+    return false;
+  return boundOnlyTo(N, S, [&](TSNode Right) {
+    return isPythonValue(Right, S, Depth + 1);
+  });
+}
+
+template <typename Pred>
+bool Frontend::boundOnlyTo(TSNode N, const Scope &S, Pred Holds) const {
+  // Every binding of the name in S is an assignment of a value that Holds;
   // a parameter, a loop variable or a with-target is not known.
   for (TSNode Parameter : parameterNames(S.Node))
     if (!isNull(Parameter) && text(Parameter) == text(N))
@@ -604,7 +656,7 @@ bool Frontend::isGradFree(TSNode N, const Scope &S, unsigned Depth) const {
       });
       if (Binds) {
         Assigned = true;
-        Free = isGradFree(field(B, "right"), S, Depth + 1);
+        Free = Holds(field(B, "right"));
       }
       return;
     }

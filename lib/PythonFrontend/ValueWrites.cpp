@@ -134,6 +134,12 @@ const SavedOp *Lowering::savingOpOf(TSNode N,
       Op = findSavedOp("matmul", SavedOpForm::Any);
     else if (Operator == "**")
       Op = findSavedOp("pow", SavedOpForm::Any);
+    // A product or quotient with a Python number saves no tensor: the
+    // gradient is the number times the incoming one.
+    if ((Operator == "*" || Operator == "/") &&
+        (F.isPythonValue(field(N, "left"), S) ||
+         F.isPythonValue(field(N, "right"), S)))
+      Op = nullptr;
     Operands.push_back(field(N, "left"));
     Operands.push_back(field(N, "right"));
   } else if (type(N) == "call") {
@@ -208,6 +214,12 @@ Lowering::Values Lowering::savingOp(TSNode N, const SavedOp &Op,
 
 void Lowering::valueWrite(ValueWrite::Form Form, TSNode Node, TSNode Tensor,
                           std::string Operation) {
+  // `lam *= 0.5` on a float, `outs[k] = y` into a dict: no tensor is written.
+  TSNode Container = Tensor;
+  while (type(Container) == "subscript")
+    Container = field(Container, "value");
+  if (type(Container) == "identifier" && F.isPythonValue(Container, S))
+    return;
   std::optional<ValueId> Through = storageSource(Tensor);
   if (!Through)
     return;
