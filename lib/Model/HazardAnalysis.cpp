@@ -675,6 +675,11 @@ void HazardAnalyzer::savedSets(const State &S, const Event &E,
 
 void HazardAnalyzer::setStorage(State &S, const Event &E) {
   if (E.NewStorage) {
+    // The event makes its tensor again (a loop's next pass): what was saved
+    // of the set before is an earlier tensor, and names are rebound to the
+    // new one, so only saves from here on are the ones a write reaches
+    // (the clean corpus: timm's dla.py, mmagic's augment.py).
+    S.SavedBy.erase(*E.NewStorage);
     Origins Sets;
     Sets.set(*E.NewStorage);
     S.Storage[E.Target] = std::move(Sets);
