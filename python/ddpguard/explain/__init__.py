@@ -23,6 +23,10 @@ import sys
 import traceback
 from typing import Any, Optional
 
+from ddpguard import require_torch
+
+require_torch("ddpguard.explain", "explain")
+
 import torch
 
 from . import _analysis, _errorfile, _spawn
