@@ -15,7 +15,7 @@ from typing import Any
 __all__ = ["explain", "verify"]
 
 
-def require_torch(feature: str, extra: str) -> None:
+def _require_torch(feature: str, extra: str) -> None:
     """Imports torch for ``feature``, or raises ModuleNotFoundError naming the
     extra that installs it (torch's own import errors pass unchanged)."""
     try:

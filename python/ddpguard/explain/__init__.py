@@ -23,9 +23,9 @@ import sys
 import traceback
 from typing import Any, Optional
 
-from ddpguard import require_torch
+from ddpguard import _require_torch
 
-require_torch("ddpguard.explain", "explain")
+_require_torch("ddpguard.explain", "explain")
 
 import torch
 

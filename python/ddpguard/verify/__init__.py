@@ -22,9 +22,9 @@ import sys
 import time
 from typing import Any, Optional
 
-from ddpguard import require_torch
+from ddpguard import _require_torch
 
-require_torch("ddpguard.verify", "verify")
+_require_torch("ddpguard.verify", "verify")
 
 import torch
 import torch.distributed as dist
