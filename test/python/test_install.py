@@ -79,11 +79,9 @@ def venv(tmp_path: Path, wheel: Path) -> Path:
     site = call(str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
     (Path(site.stdout.strip()) / "torch-under-test.pth").write_text(
         sysconfig.get_paths()["purelib"] + "\n")
-    # --no-deps: torch (the dependency) is the interpreter's, seen through the
-    # .pth file; resolving torch's own dependencies would look for them in
-    # the new venv first, and offline.
-    installed = call(str(python), "-m", "pip", "install", "--no-index", "--no-deps",
-                     str(wheel))
+    # Without the extra: torch (ddpguard[explain]) is the interpreter's, seen
+    # through the .pth file.
+    installed = call(str(python), "-m", "pip", "install", "--no-index", str(wheel))
     assert installed.returncode == 0, installed.stdout + installed.stderr
     return venv
 

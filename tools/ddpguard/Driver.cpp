@@ -780,7 +780,15 @@ int main(int argc, const char **argv) {
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "Finds several forwards on a DDP-wrapped module before one "
-          "backward.\n",
+          "backward.\n"
+          "\n"
+          "Also installed by the Python package (pip): ddpguard-explain "
+          "SCRIPT [ARGS...]\n"
+          "runs a training script and explains autograd's \"modified by an "
+          "inplace\noperation\" error; ddpguard-verify SCRIPT [ARGS...], one "
+          "per rank under\ntorchrun --no-python, checks that the ranks agree "
+          "bit for bit at every step.\nBoth need torch: pip install "
+          "'ddpguard[explain]' or 'ddpguard[verify]'.\n",
           &ParseErrorStream)) {
     errs() << StringRef(ParseErrorStream.str()).rtrim() << "\n";
     return 2;

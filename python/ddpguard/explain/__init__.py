@@ -23,6 +23,10 @@ import sys
 import traceback
 from typing import Any, Optional
 
+from ddpguard import _require_torch
+
+_require_torch("ddpguard.explain", "explain")
+
 import torch
 
 from . import _analysis, _errorfile, _spawn

@@ -60,10 +60,5 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def entry() -> None:
-    """The ddpguard-explain console script."""
-    sys.exit(main(sys.argv[1:]))
-
-
 if __name__ == "__main__":
-    entry()
+    sys.exit(main(sys.argv[1:]))

@@ -22,6 +22,10 @@ import sys
 import time
 from typing import Any, Optional
 
+from ddpguard import _require_torch
+
+_require_torch("ddpguard.verify", "verify")
+
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel

@@ -1,4 +1,5 @@
-"""python -m ddpguard.verify [--] script.py args...   (under torchrun, one per rank)
+"""python -m ddpguard.verify [--] script.py args...   (under torchrun, one per rank;
+   the ddpguard-verify console script is the same: torchrun --no-python ddpguard-verify ...)
 python -m ddpguard.verify -m module args..."""
 
 from __future__ import annotations
