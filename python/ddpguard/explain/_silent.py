@@ -1,0 +1,244 @@
+"""The silent-writes mode: in-place writes that autograd's version counter
+does not see (a fused optimizer step, a write through ``.data``, anything
+under ``torch.autograd._unsafe_preserve_version_counter``) to a tensor a
+forward saved, before the backward that reads it.
+
+Saved-tensor hooks (``torch.autograd.graph.saved_tensors_hooks``) remember
+each saved tensor, its version and a fingerprint of its contents. At unpack
+the version is checked first, raising autograd's own error when it moved
+(hooks switch autograd's check off, so without this a program that failed
+would train); otherwise a changed fingerprint is a silent write, reported
+after the backward returns. The unpack hook hands back the tensor it was
+given, so a program computes what it computes without the mode.
+
+A fingerprint is taken when the op that saved the tensor has finished (at
+the next op's save, the next op called from Python, the end of the
+outermost module call, an optimizer step or a backward): BatchNorm updates
+its running statistics after saving them, within the same op.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Optional
+
+import torch
+
+_INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+SAMPLES = 16
+FINGERPRINTS = ("sampled", "full")
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """t's elements as integers of the same size (NaNs compare by their bits)."""
+    if t.is_complex():
+        t = torch.view_as_real(t)
+    return t.view(_INT_OF_SIZE[t.element_size()])
+
+
+_hash_tensor = getattr(torch, "hash_tensor", None)  # xor of all elements' bits
+
+
+def _full(t: torch.Tensor) -> torch.Tensor:
+    if _hash_tensor is not None:
+        return _hash_tensor(t)
+    return _bits(t).sum(dtype=torch.int64)
+
+
+_sample_index: dict = {}
+
+
+def _sampled(t: torch.Tensor) -> torch.Tensor:
+    """SAMPLES elements spread evenly over t (first and last included), in
+    t's own logical order, whatever its strides."""
+    key = (t.numel(), t.device)
+    index = _sample_index.get(key)
+    if index is None:
+        if len(_sample_index) > 4096:
+            _sample_index.clear()
+        index = _sample_index[key] = torch.linspace(
+            0, t.numel() - 1, min(SAMPLES, t.numel()), device=t.device).long()
+    return torch.take(_bits(t), index)
+
+
+class Saved:
+    """What the pack hook remembers of one saved tensor."""
+
+    __slots__ = ("tensor", "version", "fingerprint", "data_ptr", "node_nr",
+                 "writes_before", "output_of", "output_nr", "is_leaf")
+
+    def __init__(self, tensor, version, node_nr, writes_before, output_of, output_nr,
+                 is_leaf) -> None:
+        self.tensor = tensor
+        self.version = version
+        self.fingerprint: Any = None
+        self.data_ptr = 0
+        self.node_nr = node_nr                # the saving node's autograd sequence number
+        self.writes_before = writes_before    # the write counter when it was saved
+        self.output_of = output_of            # the saving node's name, for its own outputs
+        self.output_nr = output_nr
+        self.is_leaf = is_leaf
+
+
+_NO_FINGERPRINT = object()
+
+
+class SilentWrites:
+    """The hooks, the saved tensors not yet fingerprinted, and the ones found
+    changed since the last report."""
+
+    def __init__(self, fingerprint: str, writes: Any) -> None:
+        if fingerprint not in FINGERPRINTS:
+            raise ValueError(f"ddpguard.explain: unknown fingerprint {fingerprint!r} "
+                             f"(expected one of {', '.join(FINGERPRINTS)})")
+        self.kind = fingerprint
+        self.compute: Callable[[torch.Tensor], torch.Tensor] = (
+            _full if fingerprint == "full" else _sampled)
+        self.writes = writes                   # _record._Writes: its counter orders writes
+        self.unfingerprinted: list[Saved] = []
+        self.changed: list[Saved] = []
+        self.rejected: Optional[torch.Tensor] = None  # the tensor the last version error was for
+        self.message = _VersionMessage()
+        self.next_sequence_nr = torch._C._autograd._get_sequence_nr
+
+    # -- the hooks ---------------------------------------------------------
+
+    def pack(self, t: torch.Tensor) -> Saved:
+        node_nr = self.next_sequence_nr() - 1  # the node saving it was made last
+        if self.unfingerprinted and self.unfingerprinted[-1].node_nr != node_nr:
+            self.flush()
+        fn = t.grad_fn
+        if fn is not None and fn._sequence_nr() == node_nr:
+            # The saving node's own output: keeping it would make a cycle
+            # (output -> node -> saved -> output); an alias keeps its version counter.
+            saved = Saved(t.detach(), t._version, node_nr, self.writes.count, fn.name(),
+                          t.output_nr, False)
+        else:
+            saved = Saved(t, t._version, node_nr, self.writes.count, None, 0,
+                          fn is None)
+        self.unfingerprinted.append(saved)
+        return saved
+
+    def unpack(self, saved: Saved) -> torch.Tensor:
+        t = saved.tensor
+        now = t._version
+        if now != saved.version:
+            self.rejected = t
+            raise RuntimeError(self.message.text(saved, now))
+        if saved.fingerprint is None:
+            self.flush()
+        if saved.fingerprint is not _NO_FINGERPRINT and self._fingerprint_moved(saved, t):
+            self.changed.append(saved)
+        return t
+
+    # -- fingerprints ------------------------------------------------------
+
+    def _take(self, t: torch.Tensor) -> Any:
+        """The fingerprint: Python values on the CPU (compared without tensor
+        ops), a tensor elsewhere (so that saving does not wait for the device)."""
+        value = self.compute(t)
+        return value.tolist() if value.device.type == "cpu" else value
+
+    def flush(self) -> None:
+        pending, self.unfingerprinted = self.unfingerprinted, []
+        for saved in pending:
+            t = saved.tensor
+            try:
+                if t.numel() == 0 or t.layout != torch.strided:
+                    raise TypeError("nothing to fingerprint")
+                saved.fingerprint = self._take(t)
+                saved.data_ptr = t.data_ptr()
+            except (RuntimeError, TypeError, KeyError, NotImplementedError):
+                saved.fingerprint = _NO_FINGERPRINT  # the version check still holds
+
+    def _fingerprint_moved(self, saved: Saved, t: torch.Tensor) -> bool:
+        try:
+            now = self._take(t)
+            moved_storage = t.data_ptr() != saved.data_ptr
+        except (RuntimeError, TypeError, KeyError, NotImplementedError):
+            return False
+        if moved_storage:
+            return True
+        if isinstance(now, torch.Tensor):
+            return not torch.equal(now, saved.fingerprint)
+        return now != saved.fingerprint
+
+    def take_changed(self) -> list[Saved]:
+        found, self.changed = self.changed, []
+        return found
+
+    def take_rejected(self) -> Optional[torch.Tensor]:
+        found, self.rejected = self.rejected, None
+        return found
+
+    # -- on and off --------------------------------------------------------
+
+    def push(self) -> None:
+        torch._C._autograd._push_saved_tensors_default_hooks(self.pack, self.unpack)
+
+    def pop(self) -> None:
+        torch._C._autograd._pop_saved_tensors_default_hooks()
+
+
+class _VersionMessage:
+    """Autograd's version-counter error, worded by autograd: a probe graph
+    made with no hooks on gives the text, for each anomaly-detection state,
+    and the saved tensor's type, sizes, node and versions are put in it."""
+
+    def __init__(self) -> None:
+        self.templates: dict[bool, str] = {}
+        self.probe: Optional[tuple] = None
+
+    def prepare(self) -> None:
+        """Called before the hooks are on: the probe must save without them."""
+        leaf = torch.zeros(1, requires_grad=True)
+        saved_input = leaf * 1  # non-leaf, saved by the product below
+        other = torch.zeros(1, requires_grad=True)
+        product = other * saved_input
+        self.probe = (saved_input, other, product)
+        for anomaly in (False, True):
+            self._template(anomaly)
+
+    def _template(self, anomaly: bool) -> str:
+        template = self.templates.get(anomaly)
+        if template is not None:
+            return template
+        saved_input, other, product = self.probe  # type: ignore[misc]
+        expected = saved_input._version
+        with torch.no_grad():
+            saved_input.add_(0)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with torch.autograd.set_detect_anomaly(anomaly, check_nan=False):
+                    _original_grad(product, other, retain_graph=True)
+            text = "{prefix}"  # autograd no longer checks: never reached on 2.x
+        except RuntimeError as e:
+            text = str(e)
+        described = f"[{saved_input.type()} [1]], which is output 0 of MulBackward0,"
+        versions = (f"is at version {saved_input._version}; "
+                    f"expected version {expected} instead")
+        if described in text and versions in text:
+            template = (text.replace("{", "{{").replace("}", "}}")
+                        .replace(described, "[{type} {sizes}]{which}")
+                        .replace(versions, "is at version {now}; expected version "
+                                 "{expected} instead"))
+        else:
+            template = ("one of the variables needed for gradient computation has been "
+                        "modified by an inplace operation: [{type} {sizes}]{which} is at "
+                        "version {now}; expected version {expected} instead.")
+        self.templates[anomaly] = template
+        return template
+
+    def text(self, saved: Saved, now: int) -> str:
+        t = saved.tensor
+        name = saved.output_of
+        if name is None and not saved.is_leaf and t.grad_fn is not None:
+            name = t.grad_fn.name()  # autograd names the input's grad_fn as it is now
+        which = f", which is output {saved.output_nr} of {name}," if name else ""
+        return self._template(torch.is_anomaly_enabled()).format(
+            type=t.type(), sizes=str(list(t.shape)), which=which, now=now,
+            expected=saved.version)
+
+
+_original_grad = torch.autograd.grad  # the probe's backward, not the explainer's wrapper
