@@ -19,6 +19,7 @@ its running statistics after saving them, within the same op.
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any, Callable, Optional
 
@@ -188,6 +189,7 @@ class _VersionMessage:
     def __init__(self) -> None:
         self.templates: dict[bool, str] = {}
         self.probe: Optional[tuple] = None
+        self.short_names = False  # "Sigmoid" for SigmoidBackward0 (torch 2.15)
 
     def prepare(self) -> None:
         """Called before the hooks are on: the probe must save without them."""
@@ -215,7 +217,11 @@ class _VersionMessage:
             text = "{prefix}"  # autograd no longer checks: never reached on 2.x
         except RuntimeError as e:
             text = str(e)
-        described = f"[{saved_input.type()} [1]], which is output 0 of MulBackward0,"
+        node = saved_input.grad_fn.name()
+        described = f"[{saved_input.type()} [1]], which is output 0 of {node},"
+        if described not in text:
+            described = described.replace(node, _short(node))
+            self.short_names = described in text
         versions = (f"is at version {saved_input._version}; "
                     f"expected version {expected} instead")
         if described in text and versions in text:
@@ -235,10 +241,16 @@ class _VersionMessage:
         name = saved.output_of
         if name is None and not saved.is_leaf and t.grad_fn is not None:
             name = t.grad_fn.name()  # autograd names the input's grad_fn as it is now
+        if name and self.short_names:
+            name = _short(name)
         which = f", which is output {saved.output_nr} of {name}," if name else ""
         return self._template(torch.is_anomaly_enabled()).format(
             type=t.type(), sizes=str(list(t.shape)), which=which, now=now,
             expected=saved.version)
+
+
+def _short(node_name: str) -> str:
+    return re.sub(r"Backward\d*$", "", node_name)
 
 
 _original_grad = torch.autograd.grad  # the probe's backward, not the explainer's wrapper
