@@ -110,7 +110,6 @@ class SilentWrites:
         if fingerprint not in FINGERPRINTS:
             raise ValueError(f"ddpguard.explain: unknown fingerprint {fingerprint!r} "
                              f"(expected one of {', '.join(FINGERPRINTS)})")
-        self.kind = fingerprint
         self.compute: Callable[[torch.Tensor], Any] = (
             _full if fingerprint == "full" else _sampled)
         self.writes = writes                   # _record._Writes: its counter orders writes
@@ -211,7 +210,7 @@ class _VersionMessage:
         saved_input = leaf * 1  # non-leaf, saved by the product below
         other = torch.zeros(1, requires_grad=True)
         product = other * saved_input
-        self.probe = (saved_input, other, product)
+        self.probe = (saved_input, other, product, saved_input._version)
         for anomaly in (False, True):
             self._template(anomaly)
 
@@ -219,8 +218,7 @@ class _VersionMessage:
         template = self.templates.get(anomaly)
         if template is not None:
             return template
-        saved_input, other, product = self.probe  # type: ignore[misc]
-        expected = saved_input._version
+        saved_input, other, product, expected = self.probe  # type: ignore[misc]
         with torch.no_grad():
             saved_input.add_(0)
         try:
