@@ -145,8 +145,17 @@ class SilentWrites:
             raise RuntimeError(self.message.text(saved, now))
         if saved.fingerprint is None:
             self.flush()
-        if saved.fingerprint is not _NO_FINGERPRINT and self._fingerprint_moved(saved, t):
-            self.changed.append(saved)
+        if saved.fingerprint is not _NO_FINGERPRINT:
+            try:
+                fingerprint = self.compute(t)
+                moved = t.data_ptr() != saved.data_ptr or (
+                    not torch.equal(fingerprint, saved.fingerprint)
+                    if isinstance(fingerprint, torch.Tensor)
+                    else fingerprint != saved.fingerprint)
+            except (RuntimeError, TypeError, KeyError, NotImplementedError):
+                moved = False  # readable when saved, not now: nothing to compare
+            if moved:
+                self.changed.append(saved)
         return t
 
     # -- fingerprints ------------------------------------------------------
@@ -155,27 +164,13 @@ class SilentWrites:
         pending, self.unfingerprinted = self.unfingerprinted, []
         for saved in pending:
             t = saved.tensor
-            try:
-                if t.numel() == 0 or t.layout != torch.strided:
-                    raise TypeError("nothing to fingerprint")
+            try:  # a sparse or meta tensor raises: its version check still holds
                 # Python values on the CPU (compared without tensor ops), a
                 # tensor elsewhere (saving does not wait for the device).
                 saved.fingerprint = self.compute(t)
                 saved.data_ptr = t.data_ptr()
             except (RuntimeError, TypeError, KeyError, NotImplementedError):
-                saved.fingerprint = _NO_FINGERPRINT  # the version check still holds
-
-    def _fingerprint_moved(self, saved: Saved, t: torch.Tensor) -> bool:
-        try:
-            now = self.compute(t)
-            moved_storage = t.data_ptr() != saved.data_ptr
-        except (RuntimeError, TypeError, KeyError, NotImplementedError):
-            return False
-        if moved_storage:
-            return True
-        if isinstance(now, torch.Tensor):
-            return not torch.equal(now, saved.fingerprint)
-        return now != saved.fingerprint
+                saved.fingerprint = _NO_FINGERPRINT
 
     def take_changed(self) -> list[Saved]:
         found, self.changed = self.changed, []
