@@ -552,8 +552,9 @@ def explain_silent(changed: list, roots: Iterable[Any], backward_site: Optional[
                 text = f"{_optimizer(w)}{how} at {where(w.site)}"
             else:
                 mode = "" if w.grad_enabled else " under no_grad"
-                text = (f"in-place {w.what}{mode} through another version counter "
-                        f"(.data, or under _unsafe_preserve_version_counter) at {where(w.site)}")
+                text = (f"in-place {w.what}{mode}, not counted by the saved tensor's version "
+                        f"counter (a write through .data, or under "
+                        f"_unsafe_preserve_version_counter) at {where(w.site)}")
             lines.append(f"      {text}")
             cause = w.kind if w.kind != "inplace" else "param-write" if kind else "inplace"
             causes.setdefault(cause, []).append(w)
@@ -570,9 +571,10 @@ def explain_silent(changed: list, roots: Iterable[Any], backward_site: Optional[
         found.append("compute from a copy (y = y.clone()) before the write, or make the "
                      "write after the backward;")
     if "param-write" in causes or "unseen-param" in causes:
-        found.append("a write under torch.no_grad() instead of through .data bumps the "
-                     "version counter, so that autograd raises its in-place error here "
-                     "instead of computing from the changed values.")
+        found.append("a write that autograd counts (under torch.no_grad(), not through "
+                     ".data nor under _unsafe_preserve_version_counter) makes autograd "
+                     "raise its in-place error here instead of computing from the "
+                     "changed values.")
     if found:
         lines.append("  Fixes:")
         lines += [f"    {i}. {f}" for i, f in enumerate(found, 1)]
