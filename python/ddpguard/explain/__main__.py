@@ -1,5 +1,7 @@
-"""python -m ddpguard.explain [--after-failure] [--] script.py args...
-python -m ddpguard.explain [--after-failure] -m module args..."""
+"""python -m ddpguard.explain [MODE] [--] script.py args...
+python -m ddpguard.explain [MODE] -m module args...
+
+MODE: --armed (default), --after-failure, or --silent-writes [--fingerprint sampled|full]."""
 
 from __future__ import annotations
 
@@ -8,12 +10,14 @@ import sys
 
 from ddpguard import _target
 
-USAGE = ("usage: python -m ddpguard.explain [--after-failure] [--] script.py [args...]\n"
-         "       python -m ddpguard.explain [--after-failure] -m module [args...]\n")
+USAGE = ("usage: python -m ddpguard.explain [--armed | --after-failure | --silent-writes "
+         "[--fingerprint sampled|full]] [--] script.py [args...]\n"
+         "       python -m ddpguard.explain [MODE] -m module [args...]\n")
 
 
 def main(argv: list[str]) -> int:
     mode = None
+    fingerprint = None
     module = None
     i = 0
     while i < len(argv):
@@ -25,6 +29,17 @@ def main(argv: list[str]) -> int:
             mode = "after-failure"
         elif a == "--armed":
             mode = "armed"
+        elif a == "--silent-writes":
+            mode = "silent-writes"
+        elif a.startswith("--fingerprint"):
+            value = a.partition("=")[2] if "=" in a else (
+                argv[i + 1] if i + 1 < len(argv) else "")
+            i += 0 if "=" in a else 1
+            if value not in ("sampled", "full"):
+                sys.stderr.write(f"ddpguard.explain: --fingerprint takes sampled or full, "
+                                 f"not {value!r}\n{USAGE}")
+                return 2
+            fingerprint = value
         elif a in ("-h", "--help"):
             sys.stdout.write(USAGE)
             return 0
@@ -39,6 +54,9 @@ def main(argv: list[str]) -> int:
             break
         i += 1
     rest = argv[i:]
+    if fingerprint is not None and mode != "silent-writes":
+        sys.stderr.write(f"ddpguard.explain: --fingerprint needs --silent-writes\n{USAGE}")
+        return 2
     if module is None and not rest:
         sys.stderr.write(USAGE)
         return 2
@@ -48,7 +66,7 @@ def main(argv: list[str]) -> int:
 
     from ddpguard import explain  # after argument errors, which need no torch
 
-    explain.enable(mode)
+    explain.enable(mode, fingerprint)
     try:
         _target.run(module, rest)
     except BaseException as e:

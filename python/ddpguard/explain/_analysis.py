@@ -18,7 +18,7 @@ from typing import Any, Iterable, Optional
 
 import torch
 
-from ._record import Site, State, Write, saved_by_function
+from ._record import Site, State, Write, saved_by_function, storage_key
 
 VERSION_ERROR = "modified by an inplace operation"
 _VERSIONS = re.compile(r"is at version (\d+); expected version (\d+)")
@@ -58,11 +58,14 @@ def _attrs(node: Any) -> tuple[str, ...]:
     return attrs
 
 
-def _grab(node: Any, attr: str, expected: int, message: str) -> Optional[torch.Tensor]:
+def _grab(node: Any, attr: str, expected: int, message: str,
+          rejected: Optional[torch.Tensor] = None) -> Optional[torch.Tensor]:
     """The stale tensor itself, through its SavedTensor's pack hook.
 
     Hooks turn autograd's own version check off for that saved tensor, so
-    the unpack hook makes the same check and raises the same error."""
+    the unpack hook makes the same check and raises the same error. Where
+    the silent-writes mode's hooks are on it already, their unpack hook
+    handed over the tensor it rejected (`rejected`)."""
     if not attr.startswith("_saved_"):
         return None
     raw = getattr(node, "_raw" + attr, None)
@@ -82,7 +85,7 @@ def _grab(node: Any, attr: str, expected: int, message: str) -> Optional[torch.T
     try:
         raw.register_hooks(pack, unpack)
     except RuntimeError:  # hooks already set (saved_tensors_hooks), or freed
-        return None
+        return rejected
     return box[0] if box else None
 
 
@@ -93,7 +96,7 @@ class Probe:
     why: str = ""          # the first such node and its error
 
 
-def find_stale(roots: Iterable[Any]) -> Probe:
+def find_stale(roots: Iterable[Any], state: Optional[State] = None) -> Probe:
     """Every saved tensor that autograd would reject, reachable from roots.
 
     A node that cannot be read (a compiled graph's, a Function whose saved
@@ -113,7 +116,7 @@ def find_stale(roots: Iterable[Any]) -> Probe:
         seen.add(id(node))
         keep.append(node)
         try:
-            _probe_node(node, found.stale)
+            _probe_node(node, found.stale, state.silent if state is not None else None)
             stack.extend(nxt for nxt, _ in getattr(node, "next_functions", ())
                          if nxt is not None and id(nxt) not in seen)
         except Exception as e:  # noqa: BLE001 - one node must not end the walk
@@ -122,11 +125,12 @@ def find_stale(roots: Iterable[Any]) -> Probe:
     return found
 
 
-def _probe_node(node: Any, stale: list) -> None:
+def _probe_node(node: Any, stale: list, silent: Any) -> None:
     for attr in _attrs(node):
         try:
             getattr(node, attr)
         except RuntimeError as e:
+            rejected = silent.take_rejected() if silent is not None else None
             message = str(e)
             versions = _VERSIONS.search(message)
             if VERSION_ERROR in message and versions:
@@ -136,7 +140,7 @@ def _probe_node(node: Any, stale: list) -> None:
                                        saved_by_function(node, now, expected)))
                 else:
                     stale.append(Stale(node, attr[len("_saved_"):], message, now, expected,
-                                       _grab(node, attr, expected, message)))
+                                       _grab(node, attr, expected, message, rejected)))
         except Exception:  # noqa: BLE001 - a field that is not a tensor
             pass
 
@@ -370,7 +374,7 @@ def _function_saved(s: Stale) -> str:
 
 def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Site],
             state: State, api: str) -> str:
-    probe = find_stale(roots)
+    probe = find_stale(roots, state)
     stale = probe.stale
     rank = os.environ.get("RANK")
     if rank is None and torch.distributed.is_available() and torch.distributed.is_initialized():
@@ -445,6 +449,132 @@ def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Si
                  + f" as saved, so autograd rejects it (at {first_node} or another node "
                  "listed above).")
     found = fixes(causes)
+    if found:
+        lines.append("  Fixes:")
+        lines += [f"    {i}. {f}" for i, f in enumerate(found, 1)]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# The silent-writes mode's report (_silent.py found the changed tensors).
+
+def _nodes_by_number(roots: Iterable[Any]) -> dict[int, str]:
+    """Sequence number -> node name, for the graph reachable from roots."""
+    stack = [r.grad_fn for r in roots
+             if isinstance(r, torch.Tensor) and r.grad_fn is not None]
+    names: dict[int, str] = {}
+    seen: set[int] = set()
+    keep: list = []  # ids of collected wrappers are reused
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        keep.append(node)
+        try:
+            names[node._sequence_nr()] = node.name()
+        except RuntimeError:
+            pass
+        stack.extend(nxt for nxt, _ in getattr(node, "next_functions", ()))
+    return names
+
+
+def _fused(optimizer: Any) -> bool:
+    return any(group.get("fused") for group in getattr(optimizer, "param_groups", ()))
+
+
+def _silent_writes(saved: Any, state: State) -> list[tuple[Write, bool]]:
+    """The writes ddpguard saw to saved's storage since it was saved, in
+    order, each with whether it moved the version counter."""
+    t = saved.tensor
+    found = [(w, True) for _, w in state.writes.of(t) if w.seq > saved.writes_before]
+    for log in state.step_log.values():
+        for write, params, before, after in log:
+            if write.seq <= saved.writes_before:
+                continue
+            for p, b, a in zip(params, before, after):
+                if _views(p, t):
+                    found.append((write, a != b))
+                    break
+    return sorted(found, key=lambda entry: entry[0].seq)
+
+
+def explain_silent(changed: list, roots: Iterable[Any], backward_site: Optional[Site],
+                   state: State, api: str) -> str:
+    roots = list(roots)
+    nodes = _nodes_by_number(roots)
+    rank = os.environ.get("RANK")
+    head = "ddpguard explain" + (f" (rank {rank})" if rank is not None else "")
+    lines = [f"{head}: silent write: this {api} raised nothing, but "
+             + ("tensors" if len(changed) > 1 else "a tensor")
+             + " its forward saved changed before it ran, by writes invisible to "
+             "autograd (the version counter did not move), so it computed gradients "
+             "from values the forward did not see."]
+    causes: dict[str, list[Write]] = {}
+    seen_storages: set[tuple] = set()
+    for saved in changed:
+        t = saved.tensor
+        key = (storage_key(t), t.storage_offset(), tuple(t.shape), t.stride())
+        if key in seen_storages:
+            continue
+        seen_storages.add(key)
+        node = saved.output_of or nodes.get(saved.node_nr, "a node")
+        named = name_tensor(t, state)
+        kind = None
+        if named:
+            name, kind, owner, root, view = named
+            owner_text = (f" ({type(owner).__name__} '{name.rpartition('.')[0]}')"
+                          if owner is not None and owner is not root
+                          and name.rpartition(".")[0] else "")
+            root_text = f" of {root_name(root)}" if root is not None else ""
+            title = (f"{kind} {name}{owner_text}{root_text}"
+                     + (f", through a view saved by {node}" if view else ""))
+        elif saved.output_of:
+            title = f"the output of {saved.output_of.removesuffix('Backward0')}"
+        else:
+            title = f"a tensor saved by {node}"
+        lines.append(f"  tensor: {title}, {describe(t)}")
+        span = state.find_span(saved.node_nr)
+        what = (f"forward of {root_name(span.module)}" if span and span.module is not None
+                else f"call of {span.what}" if span else "")
+        saver = (f"in the {what} at {where(span.site)}" if span
+                 else "in a forward ddpguard did not record")
+        lines.append(f"    saved at version {saved.version} for backward by {node} {saver}")
+        writes = _silent_writes(saved, state)
+        if writes:
+            lines.append(f"    then written (its version still {saved.version}: "
+                         "autograd did not see these writes):")
+        for w, bumped in writes:
+            if w.kind == "optimizer":
+                how = (" (fused=True: the fused kernel writes the parameters without "
+                       "bumping their version counters)" if _fused(w.optimizer) else
+                       "" if not bumped else " (through its own version counter)")
+                text = f"{_optimizer(w)}{how} at {where(w.site)}"
+            else:
+                mode = "" if w.grad_enabled else " under no_grad"
+                text = (f"in-place {w.what}{mode}, not counted by the saved tensor's version "
+                        f"counter (a write through .data, or under "
+                        f"_unsafe_preserve_version_counter) at {where(w.site)}")
+            lines.append(f"      {text}")
+            cause = w.kind if w.kind != "inplace" else "param-write" if kind else "inplace"
+            causes.setdefault(cause, []).append(w)
+        if not writes:
+            lines.append("    then written where ddpguard could not see it (C++ code, or a "
+                         "thread started before the explainer); its contents changed, "
+                         f"its version did not (still {saved.version})")
+            causes.setdefault("unseen-param" if kind else "silent-unseen", [])
+    lines.append(f"  the {api} at {where(backward_site)} read "
+                 + ("them" if len(seen_storages) > 1 else "it")
+                 + " as changed; autograd raised nothing.")
+    found = fixes(causes)
+    if "silent-unseen" in causes:
+        found.append("compute from a copy (y = y.clone()) before the write, or make the "
+                     "write after the backward;")
+    if "param-write" in causes or "unseen-param" in causes:
+        found.append("a write that autograd counts (under torch.no_grad(), not through "
+                     ".data nor under _unsafe_preserve_version_counter) makes autograd "
+                     "raise its in-place error here instead of computing from the "
+                     "changed values.")
     if found:
         lines.append("  Fixes:")
         lines += [f"    {i}. {f}" for i, f in enumerate(found, 1)]

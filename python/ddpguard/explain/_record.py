@@ -38,6 +38,8 @@ from typing import Any, Callable, Optional
 import torch
 from torch.overrides import TorchFunctionMode
 
+from ._silent import SilentWrites
+
 # (file, line, function) of a user frame.
 Site = tuple[str, int, str]
 
@@ -98,6 +100,7 @@ class Write:
     module: Any = None        # the module whose forward ran the op, or the DDP
     optimizer: Any = None
     in_forward: Optional[Site] = None  # ddp: the forward whose broadcast it was
+    seq: int = 0              # the write counter's value after it (orders writes)
 
 
 @dataclass
@@ -145,11 +148,17 @@ class _Writes:
     def __init__(self) -> None:
         self.current: dict[int, collections.deque] = {}
         self.previous: dict[int, collections.deque] = {}
+        self.count = 0  # writes and optimizer steps so far
+
+    def tick(self) -> int:
+        self.count += 1
+        return self.count
 
     def add(self, tensor: torch.Tensor, version: int, write: Write) -> None:
         key = storage_key(tensor)
         if key is None:
             return
+        write.seq = self.tick()
         entries = self.current.get(key)
         if entries is None:
             entries = self.previous.pop(key, None) or collections.deque(
@@ -227,6 +236,7 @@ class State:
         default_factory=weakref.WeakSet)
     step_log: dict = field(default_factory=dict)   # id(optimizer) -> its last steps
     timelines: dict = field(default_factory=dict)  # thread ident -> its _Timeline
+    silent: Any = None                             # _silent.SilentWrites in that mode
     thread: _Thread = field(init=False)
 
     def __post_init__(self) -> None:
@@ -314,6 +324,9 @@ class _WriteMode(TorchFunctionMode):
             kwargs = {}
         st = self.state
         name = getattr(func, "__name__", None)
+        # The op that saved them has finished: fingerprint before anything writes.
+        if st is not None and st.silent is not None and st.silent.unfingerprinted:
+            st.silent.flush()
         # Attribute reads and sets (t.shape, p.grad = None) cannot bump a version;
         # after disable() the mode may stay on other threads' stacks, inert.
         if name == "__get__" or name == "__set__" or st is None:
@@ -353,11 +366,15 @@ class _WriteMode(TorchFunctionMode):
 class Recorder:
     """Installs and removes the hooks; one per process."""
 
-    def __init__(self, armed: bool) -> None:
+    def __init__(self, armed: bool, silent_fingerprint: Optional[str] = None) -> None:
         self.state = State(armed=armed)
         self.handles: list = []
         self.mode: Optional[_WriteMode] = None
         self.restore: list = []
+        # The silent-writes mode (armed too): saved-tensor hooks, _silent.py.
+        self.silent = (SilentWrites(silent_fingerprint, self.state.writes)
+                       if silent_fingerprint else None)
+        self.state.silent = self.silent
 
     def install(self) -> None:
         st = self.state
@@ -365,6 +382,8 @@ class Recorder:
         from torch.optim import optimizer as optim_mod
 
         def step_pre(opt, args, kwargs):
+            if self.silent is not None and self.silent.unfingerprinted:
+                self.silent.flush()
             if self.mode is not None:  # from its next step on, the whole step
                 self._without_mode(type(opt), "step")
             st.optimizers.add(opt)
@@ -385,7 +404,7 @@ class Recorder:
             if log is None:
                 log = st.step_log[id(opt)] = collections.deque(maxlen=64)
             log.append((Write("optimizer", f"{type(opt).__name__}.step()", site,
-                              grad_enabled=False, optimizer=opt),
+                              grad_enabled=False, optimizer=opt, seq=st.writes.tick()),
                         params, versions, [p._version for p in params]))
             if popped:
                 self._push_mode()
@@ -404,6 +423,9 @@ class Recorder:
             # benchmark model) and writes nothing a graph saved.
             self._without_mode(torch.Tensor, "backward")
             self._without_mode(torch.optim.Optimizer, "zero_grad")
+        if self.silent is not None:
+            self.silent.message.prepare()  # before the hooks: its probe saves without them
+            self.silent.push()
 
     def _arm_new_threads(self) -> None:
         """Threads started from now on get the armed mode (torch's mode stack
@@ -419,6 +441,8 @@ class Recorder:
             if recorder.mode is not None:
                 recorder.state.thread.mode_off = False
                 torch._C._push_on_torch_function_stack(recorder.mode)
+            if recorder.silent is not None:  # saved-tensor hooks are per thread too
+                recorder.silent.push()
             if previous is not None:
                 return previous(frame, event, arg)
             return None
@@ -543,6 +567,8 @@ class Recorder:
                     th.timeline.add(Span(lo, hi, site, f"forward of {kind.__name__}",
                                          module))
                     th.forward_site = None
+                    if recorder.silent is not None and recorder.silent.unfingerprinted:
+                        recorder.silent.flush()
 
         torch.nn.Module.__call__ = __call__
         self.restore.append(lambda: setattr(torch.nn.Module, "__call__", original))
@@ -598,6 +624,11 @@ class Recorder:
         self.restore.append(lambda: setattr(FunctionCtx, "save_for_backward", original))
 
     def uninstall(self) -> None:
+        if self.silent is not None:
+            try:
+                self.silent.pop()
+            except RuntimeError:
+                pass  # popped already (a program that left hooks of its own above)
         if self.mode is not None:
             if not self.state.thread.mode_off:
                 try:

@@ -4,9 +4,9 @@
 launcher too) start each rank as a fresh interpreter running
 ``torch.multiprocessing.spawn._wrap(fn, i, args, error_file)``, the
 ``Process`` target they pickle by reference. While the explainer is on,
-that target is ``functools.partial(rank_entry, mode)``: it pickles as a
-reference to this module, so each rank imports ddpguard, enables the
-explainer in the parent's mode and calls torch's own ``_wrap`` unchanged. The
+that target is ``functools.partial(rank_entry, (mode, fingerprint))``: it
+pickles as a reference to this module, so each rank imports ddpguard,
+enables the explainer in the parent's mode and calls torch's own ``_wrap`` unchanged. The
 rank's traceback, which ``_wrap`` formats from its own frame down, and its
 exit status stay torch's.
 """
@@ -25,7 +25,7 @@ _ENTRY_PARAMETERS = ["fn", "i", "args", "error_file"]
 _original: Optional[Callable] = None
 
 
-def install(mode: str) -> Optional[Callable[[], None]]:
+def install(mode: str, fingerprint: Optional[str] = None) -> Optional[Callable[[], None]]:
     """Replaces the ranks' entry; returns what undoes it, or None where this
     torch's entry is not the one this module knows (ranks then run without
     the explainer, as before)."""
@@ -42,7 +42,7 @@ def install(mode: str) -> Optional[Callable[[], None]]:
     if not known:
         return None
     _original = entry
-    module._wrap = functools.partial(rank_entry, mode)
+    module._wrap = functools.partial(rank_entry, (mode, fingerprint))
 
     def undo() -> None:
         global _original
@@ -51,11 +51,11 @@ def install(mode: str) -> Optional[Callable[[], None]]:
     return undo
 
 
-def rank_entry(mode, fn, i, args, error_file):
+def rank_entry(how, fn, i, args, error_file):
     """A spawned rank's first call: the explainer on, then torch's entry.
 
     Unannotated, so that the partial's signature is torch's ``_wrap``'s."""
     entry = _original or getattr(importlib.import_module(_MODULE), "_wrap")
     from ddpguard import explain
-    explain.enable(mode)
+    explain.enable(*how)  # the parent's (mode, fingerprint)
     entry(fn, i, args, error_file)
