@@ -237,6 +237,12 @@ private:
   /// assigned to it, and for a parameter of S's function the argument of
   /// every call of it in the run (read in the caller's scope).
   std::vector<Value> valuesOf(TSNode N, const Scope &S) const;
+  /// What the methods of Class, its bases and its subclasses assign to the
+  /// self attribute Key ("self.opt"), read in those methods.
+  std::vector<Value> selfAttributeValues(TSNode Class, StringRef Key) const;
+  /// obj.X where obj holds an instance of a class of the run: that class's
+  /// self.X.
+  std::vector<Value> instanceAttributeValues(TSNode N, const Scope &S) const;
   /// Values, with each call of a function of the run (not a class's
   /// construction) replaced by what the function returns, read in it.
   std::vector<Value> throughFactories(std::vector<Value> Values,

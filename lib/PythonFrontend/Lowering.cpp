@@ -508,6 +508,11 @@ Lowering::Values Lowering::call(TSNode N) {
   // A plain module's forward, where steps are followed: it saves its
   // parameters, which a step may write before the backward through it.
   // Where values are followed, its output is what may require grad.
+  // An instance's attribute (model.generator(x)) may be a plain module too.
+  if (Key.empty() && type(Object) == "attribute" &&
+      type(field(Object, "object")) == "identifier" &&
+      !F.Imports.count(F.text(field(Object, "object"))))
+    Key = F.text(Object).str();
   if ((TracksSteps || TracksValues) && !Key.empty())
     if (std::optional<Frontend::ModuleInfo> Module = moduleNamed(Object, Key)) {
       Values Inputs = children(Arguments);

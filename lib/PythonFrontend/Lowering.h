@@ -182,8 +182,15 @@ private:
   /// follows, by node: where a temporary's storage is.
   llvm::DenseMap<const void *, ValueId> OpResults;
   /// The parameter set of the module Key names, made at its first use.
+  /// The module a key names, whatever it is called where it is asked:
+  /// "@<file>:<offset>.part" of "self.d@<file>:<offset>.part" and of
+  /// "model.d@<file>:<offset>.part".
+  static StringRef identity(StringRef Key) {
+    return Key.contains('@') ? Key.drop_until([](char C) { return C == '@'; })
+                             : Key;
+  }
   TensorSetId parametersOf(StringRef Key) {
-    auto [It, Inserted] = ParameterSets.try_emplace(Key, 0);
+    auto [It, Inserted] = ParameterSets.try_emplace(identity(Key), 0);
     if (Inserted)
       It->second = Graph.addTensorSet(
           {TensorSetInfo::Kind::Parameters,
@@ -196,9 +203,10 @@ private:
   /// forward of net saves the parameters of net.encoder too).
   llvm::SmallVector<TensorSetId, 2> overlappingParameters(StringRef Key) {
     llvm::SmallVector<TensorSetId, 2> Sets = {parametersOf(Key)};
+    StringRef Id = identity(Key);
     for (const auto &[Other, Set] : ParameterSets)
-      if (Other != Key && (Other.starts_with((Key + ".").str()) ||
-                           Key.starts_with((Other + ".").str())))
+      if (Other != Id && (Other.starts_with((Id + ".").str()) ||
+                          Id.starts_with((Other + ".").str())))
         Sets.push_back(Set);
     return Sets;
   }

@@ -346,6 +346,10 @@ Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
   if (S.Owner && S.Owner != this)
     return S.Owner->moduleNamed(N, S, Depth);
   std::string Key = bindingKey(N, S);
+  // An instance's attribute (model.discriminator) is named as written.
+  if (Key.empty() && type(N) == "attribute" &&
+      type(field(N, "object")) == "identifier")
+    Key = text(N).str();
   if (Key.empty() || Depth > 8)
     return std::nullopt;
   std::optional<ModuleInfo> Result;
@@ -431,6 +435,19 @@ Frontend::optimizerNamed(TSNode N, const Scope &S, unsigned Depth) const {
 std::optional<std::string> Frontend::moduleOrPartKey(TSNode N,
                                                      const Scope &S) const {
   // model.module is the DDP object's wrapped module: model's parameters.
+  // A part of a module named by its root (net.encoder: "net@...encoder"),
+  // as a forward on net saves it; else the longest prefix that names one.
+  TSNode Root = N;
+  std::string Parts;
+  while (type(Root) == "attribute") {
+    StringRef Attribute = text(field(Root, "attribute"));
+    if (Attribute != "module")
+      Parts = ("." + Attribute + Parts).str();
+    Root = field(Root, "object");
+  }
+  if (type(Root) == "identifier" && text(Root) != "self")
+    if (std::optional<ModuleInfo> Module = moduleNamed(Root, S))
+      return Module->Key + Parts;
   std::string Part;
   while (type(N) == "attribute") {
     if (std::optional<ModuleInfo> Module = moduleNamed(N, S))

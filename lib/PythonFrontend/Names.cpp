@@ -414,27 +414,58 @@ Frontend::classFamily(TSNode Class) const {
   return Family;
 }
 
+std::vector<Value> Frontend::selfAttributeValues(TSNode OfClass,
+                                                 StringRef Key) const {
+  // Assigned in any method of the class or of its bases, and read in the
+  // scope of that method (self.opt = opt binds __init__'s parameter).
+  std::vector<Value> Values;
+  for (auto [Class, In] : classFamily(OfClass))
+    for (const auto &Method : In->Scopes) {
+      if (!ts_node_eq(Method->Class, Class) || Method->Parent)
+        continue;
+      for (TSNode A : Method->Bindings) {
+        if (type(A) != "assignment")
+          continue;
+        forEachTarget(field(A, "left"), [&](TSNode Target) {
+          if (In->bindingKey(Target, *Method) == Key)
+            Values.push_back({field(A, "right"), Method.get()});
+        });
+      }
+    }
+  return throughFactories(std::move(Values));
+}
+
+std::vector<Value> Frontend::instanceAttributeValues(TSNode N,
+                                                     const Scope &S) const {
+  // obj.X, where obj holds an instance of a class of the run: what the
+  // class's methods assign to self.X (model.discriminator, model.opt_d).
+  std::vector<Value> Out;
+  TSNode Object = field(N, "object");
+  if (type(Object) != "identifier" || text(Object) == "self")
+    return Out;
+  std::string Key = ("self." + text(field(N, "attribute"))).str();
+  for (const Value &V : valuesOf(Object, S)) {
+    if (type(V.Node) != "call")
+      continue;
+    const Scope *Init =
+        V.In->Owner->calledFunction(field(V.Node, "function"), *V.In);
+    if (!Init || isNull(Init->Class) ||
+        !StringRef(Init->Name).ends_with(".__init__"))
+      continue;
+    std::vector<Value> Of =
+        Init->Owner->selfAttributeValues(Init->Class, Key);
+    Out.insert(Out.end(), Of.begin(), Of.end());
+  }
+  return Out;
+}
+
 std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
   std::vector<Value> Values;
   std::string Key = bindingKey(N, S);
-  if (StringRef(Key).starts_with("self.")) {
-    // Assigned in any method of the class or of its bases, and read in the
-    // scope of that method (self.opt = opt binds __init__'s parameter).
-    for (auto [Class, In] : classFamily(S.Class))
-      for (const auto &Method : In->Scopes) {
-        if (!ts_node_eq(Method->Class, Class) || Method->Parent)
-          continue;
-        for (TSNode A : Method->Bindings) {
-          if (type(A) != "assignment")
-            continue;
-          forEachTarget(field(A, "left"), [&](TSNode Target) {
-            if (In->bindingKey(Target, *Method) == Key)
-              Values.push_back({field(A, "right"), Method.get()});
-          });
-        }
-      }
-    return throughFactories(std::move(Values));
-  }
+  if (Key.empty() && type(N) == "attribute")
+    return instanceAttributeValues(N, S);
+  if (StringRef(Key).starts_with("self."))
+    return selfAttributeValues(S.Class, Key);
   auto Pair = [&](TSNode Left, TSNode Right, const Scope &In,
                   std::optional<unsigned>) {
     forEachBoundValue(Left, Right, [&](TSNode Target, TSNode Value,
