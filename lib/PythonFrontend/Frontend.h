@@ -169,6 +169,9 @@ private:
   /// of the name ("build_model" of "models.build_model"); null when no file
   /// of the run is that module.
   std::pair<Frontend *, std::string> imported(StringRef Qualified) const;
+  /// The file of the run the name's module is, without following what a
+  /// package's __init__.py imports.
+  std::pair<Frontend *, std::string> importedFile(StringRef Qualified) const;
 
   // Pass 1: names.
   void collectImport(TSNode N);

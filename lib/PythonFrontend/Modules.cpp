@@ -360,9 +360,10 @@ Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
     // Another name (a parameter: the module the caller passes, under the
     // caller's name).
     if (type(Right) == "identifier" || type(Right) == "attribute") {
-      if (std::optional<ModuleInfo> Passed =
-              In.moduleNamed(Right, *V.In, Depth + 1))
-        Result = Passed;
+      // The first value that names one, as optimizerNamed takes: with
+      // several call sites, a module and its optimizer come from the same.
+      if (!Result)
+        Result = In.moduleNamed(Right, *V.In, Depth + 1);
       continue;
     }
     if (const WrapperRule *Rule = In.constructedWrapper(Right)) {
@@ -379,9 +380,10 @@ Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
         return ModuleInfo{In.moduleKey(Key, Module), *Made};
       continue;
     }
-    if (std::optional<ParameterSaves> Made =
-            In.constructedModule(Right, *V.In, Depth + 1))
-      Result = ModuleInfo{In.moduleKey(Key, Right), *Made};
+    if (!Result)
+      if (std::optional<ParameterSaves> Made =
+              In.constructedModule(Right, *V.In, Depth + 1))
+        Result = ModuleInfo{In.moduleKey(Key, Right), *Made};
   }
   return Result;
 }

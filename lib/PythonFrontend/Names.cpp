@@ -117,7 +117,7 @@ void Frontend::collect(TSNode N, Scope &Current, TSNode Class,
 }
 
 std::pair<Frontend *, std::string>
-Frontend::imported(StringRef Qualified) const {
+Frontend::importedFile(StringRef Qualified) const {
   if (Files.ByPath.size() < 2)
     return {nullptr, ""};
   // The longest module path of a file of the run that the name starts
@@ -151,6 +151,30 @@ Frontend::imported(StringRef Qualified) const {
     if (Frontend *Package = Files.ByPath.lookup(Base))
       return {Package, Dotted.str()};
   return {nullptr, ""};
+}
+
+std::pair<Frontend *, std::string>
+Frontend::imported(StringRef Qualified) const {
+  std::pair<Frontend *, std::string> Found = importedFile(Qualified);
+  // A package's __init__.py that imports the name from another file
+  // (`from .modelfree.sac import SACPolicy`): the file that defines it.
+  for (unsigned Hops = 0; Found.first && Hops < 4; ++Hops) {
+    const Frontend *File = Found.first;
+    StringRef Rest = Found.second;
+    StringRef First = Rest.take_until([](char C) { return C == '.'; });
+    if (First.empty() || File->Functions.count(First) ||
+        File->Classes.count(First))
+      break;
+    auto It = File->Imports.find(First);
+    if (It == File->Imports.end())
+      break;
+    std::pair<Frontend *, std::string> Further = File->importedFile(
+        It->second + Rest.drop_front(First.size()).str());
+    if (!Further.first || Further.first == File)
+      break;
+    Found = std::move(Further);
+  }
+  return Found;
 }
 
 std::string Frontend::qualifiedName(TSNode N) const {
@@ -426,10 +450,12 @@ std::vector<Value> Frontend::selfAttributeValues(TSNode OfClass,
       for (TSNode A : Method->Bindings) {
         if (type(A) != "assignment")
           continue;
-        forEachTarget(field(A, "left"), [&](TSNode Target) {
-          if (In->bindingKey(Target, *Method) == Key)
-            Values.push_back({field(A, "right"), Method.get()});
-        });
+        forEachBoundValue(field(A, "left"), field(A, "right"),
+                          [&](TSNode Target, TSNode Value,
+                              std::optional<unsigned> Element) {
+                            if (In->bindingKey(Target, *Method) == Key)
+                              Values.push_back({Value, Method.get(), Element});
+                          });
       }
     }
   return throughFactories(std::move(Values));

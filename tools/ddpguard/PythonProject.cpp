@@ -186,6 +186,22 @@ readPythonProject(llvm::ArrayRef<std::pair<std::string, StringRef>> Files) {
           }))
         Seeds.insert(Candidate);
     }
+    // A package's __init__.py that imports a checked file re-exports it:
+    // the files that import the package call into the checked file too.
+    llvm::StringSet<> Reexporters;
+    for (const std::string &Candidate : Candidates)
+      if (path::filename(Candidate) == "__init__.py" &&
+          llvm::any_of(ImportsOf[Candidate], [&](const std::string &Target) {
+            return Checked.count(Target);
+          }))
+        Reexporters.insert(Candidate);
+    if (!Reexporters.empty())
+      for (const std::string &Candidate : Candidates)
+        if (!Checked.count(Candidate) &&
+            llvm::any_of(ImportsOf[Candidate], [&](const std::string &Target) {
+              return Reexporters.count(Target);
+            }))
+          Seeds.insert(Candidate);
     // What the checked files and their importers import, transitively.
     FileList Read = Seeds;
     for (size_t I = 0; I < Read.size(); ++I)

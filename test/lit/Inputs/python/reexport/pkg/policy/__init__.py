@@ -1,0 +1,1 @@
+from pkg.policy.sac import SACPolicy
