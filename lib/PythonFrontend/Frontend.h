@@ -115,6 +115,12 @@ struct Run {
   std::map<const Scope *, std::vector<std::pair<TSNode, const Scope *>>>
       CallSites;
   bool CallSitesBuilt = false;
+  /// The names of the run's methods, and the method each call on an
+  /// instance calls (Frontend::calledMethodOfInstance), found once.
+  llvm::StringSet<> MethodNames;
+  std::map<const void *, Scope *> MethodCalls;
+  /// How many constructorsOf are in progress (they recurse through values).
+  unsigned InstanceLookups = 0;
   /// Each function's effects, found once (Frontend::effectsOf).
   std::map<const Scope *, FunctionEffects> EffectsOf;
   /// The calls whose returned values are being read, innermost last: a
@@ -246,6 +252,9 @@ private:
   /// obj.X where obj holds an instance of a class of the run: that class's
   /// self.X.
   std::vector<Value> instanceAttributeValues(TSNode N, const Scope &S) const;
+  /// The __init__ of each class of the run whose instance N may hold.
+  std::vector<const Scope *> constructorsOf(TSNode N, const Scope &S,
+                                            unsigned Depth = 0) const;
   /// Values, with each call of a function of the run (not a class's
   /// construction) replaced by what the function returns, read in it.
   std::vector<Value> throughFactories(std::vector<Value> Values,
@@ -283,6 +292,10 @@ private:
   /// names the class's m; a nested function or a lambda bound to a name is
   /// found from its enclosing function), or null.
   Scope *calledFunction(TSNode Callee, const Scope &S) const;
+  /// calledFunction without methods called on instances of the run's
+  /// classes, which need the call sites this one builds.
+  Scope *calledFunctionByName(TSNode Callee, const Scope &S) const;
+  Scope *calledMethodOfInstance(TSNode Callee, const Scope &S) const;
   const FunctionEffects &effectsOf(const Scope &Function) const;
   /// The forwards a helper of the file runs on DDP objects it is handed
   /// (a parameter), shares (self.X) or reads (a global), in order: each

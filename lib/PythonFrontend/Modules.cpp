@@ -366,6 +366,16 @@ Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
         Result = In.moduleNamed(Right, *V.In, Depth + 1);
       continue;
     }
+    // model.to(device), model.cuda(), model.train(): the module itself.
+    if (TSNode Callee = field(Right, "function");
+        type(Callee) == "attribute" &&
+        returnsItsModule(text(field(Callee, "attribute"))) &&
+        (type(field(Callee, "object")) == "identifier" ||
+         type(field(Callee, "object")) == "attribute")) {
+      if (!Result)
+        Result = In.moduleNamed(field(Callee, "object"), *V.In, Depth + 1);
+      continue;
+    }
     if (const WrapperRule *Rule = In.constructedWrapper(Right)) {
       // DDP(module): the wrapped module's parameters.
       TSNode Module = namedChild(field(Right, "arguments"),

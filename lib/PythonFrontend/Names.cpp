@@ -2,6 +2,7 @@
 
 #include "Frontend.h"
 #include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Path.h"
 
@@ -461,6 +462,36 @@ std::vector<Value> Frontend::selfAttributeValues(TSNode OfClass,
   return throughFactories(std::move(Values));
 }
 
+std::vector<const Scope *> Frontend::constructorsOf(TSNode N, const Scope &S,
+                                                   unsigned Depth) const {
+  // The __init__ of each class of the run whose instance N may hold,
+  // through names, parameters and factories.
+  std::vector<const Scope *> Found;
+  // Values lead to calls whose functions are asked for again: bounded.
+  if (Depth > 4 || Files.InstanceLookups > 3)
+    return Found;
+  ++Files.InstanceLookups;
+  auto Done = llvm::make_scope_exit([&] { --Files.InstanceLookups; });
+  for (const Value &V : valuesOf(N, S)) {
+    ReadingReturn Reading(Files, V);
+    StringRef Kind = type(V.Node);
+    if (Kind == "identifier" || Kind == "attribute") {
+      std::vector<const Scope *> More =
+          V.In->Owner->constructorsOf(V.Node, *V.In, Depth + 1);
+      Found.insert(Found.end(), More.begin(), More.end());
+      continue;
+    }
+    if (Kind != "call")
+      continue;
+    const Scope *Init = V.In->Owner->calledFunctionByName(
+        field(V.Node, "function"), *V.In);
+    if (Init && !isNull(Init->Class) &&
+        StringRef(Init->Name).ends_with(".__init__"))
+      Found.push_back(Init);
+  }
+  return Found;
+}
+
 std::vector<Value> Frontend::instanceAttributeValues(TSNode N,
                                                      const Scope &S) const {
   // obj.X, where obj holds an instance of a class of the run: what the
@@ -470,14 +501,7 @@ std::vector<Value> Frontend::instanceAttributeValues(TSNode N,
   if (type(Object) != "identifier" || text(Object) == "self")
     return Out;
   std::string Key = ("self." + text(field(N, "attribute"))).str();
-  for (const Value &V : valuesOf(Object, S)) {
-    if (type(V.Node) != "call")
-      continue;
-    const Scope *Init =
-        V.In->Owner->calledFunction(field(V.Node, "function"), *V.In);
-    if (!Init || isNull(Init->Class) ||
-        !StringRef(Init->Name).ends_with(".__init__"))
-      continue;
+  for (const Scope *Init : constructorsOf(Object, S)) {
     std::vector<Value> Of =
         Init->Owner->selfAttributeValues(Init->Class, Key);
     Out.insert(Out.end(), Of.begin(), Of.end());
@@ -585,9 +609,28 @@ Frontend::callSitesOf(const Scope &Function) const {
         for (TSNode B : Owned->Bindings)
           if (type(B) == "call")
             if (const Scope *Called =
-                    File->calledFunction(field(B, "function"), *Owned))
+                    File->calledFunctionByName(field(B, "function"), *Owned))
               Files.CallSites[Called].push_back({B, Owned.get()});
     }
+    // Then the methods called on instances, whose values the calls above
+    // bind.
+    std::vector<std::pair<const Scope *, std::pair<TSNode, const Scope *>>>
+        Methods;
+    Seen.clear();
+    for (const auto &Entry : Files.ByPath) {
+      Frontend *File = Entry.second;
+      if (!Seen.insert(File).second)
+        continue;
+      for (const auto &Owned : File->Scopes)
+        for (TSNode B : Owned->Bindings)
+          if (type(B) == "call" &&
+              !File->calledFunctionByName(field(B, "function"), *Owned))
+            if (const Scope *Called = File->calledMethodOfInstance(
+                    field(B, "function"), *Owned))
+              Methods.push_back({Called, {B, Owned.get()}});
+    }
+    for (auto &[Called, Site] : Methods)
+      Files.CallSites[Called].push_back(Site);
   }
   static const std::vector<std::pair<TSNode, const Scope *>> None;
   auto It = Files.CallSites.find(&Function);
@@ -638,6 +681,48 @@ bool Frontend::isDDPValue(TSNode N, const Scope &S, Binding *Info) const {
 }
 
 Scope *Frontend::calledFunction(TSNode Callee, const Scope &S) const {
+  if (Scope *Found = calledFunctionByName(Callee, S))
+    return Found;
+  return Files.CallSitesBuilt ? calledMethodOfInstance(Callee, S) : nullptr;
+}
+
+Scope *Frontend::calledMethodOfInstance(TSNode Callee, const Scope &S) const {
+  // loss_f.call_optimize(...) where loss_f holds an instance of a class of
+  // the run: that class's method (or its bases'). Asked once per call.
+  if (type(Callee) != "attribute")
+    return nullptr;
+  TSNode Object = field(Callee, "object");
+  if (type(Object) != "identifier" && bindingKey(Object, S).empty())
+    return nullptr;
+  if (Files.MethodNames.empty()) {
+    for (const auto &Entry : Files.ByPath)
+      for (const auto &Function : Entry.second->Functions)
+        if (!isNull(Function.second->Class))
+          Files.MethodNames.insert(
+              StringRef(Function.first()).rsplit('.').second);
+    Files.MethodNames.insert("");
+  }
+  StringRef Method = text(field(Callee, "attribute"));
+  if (!Files.MethodNames.count(Method) || text(Object) == "self")
+    return nullptr;
+  auto [Cached, New] = Files.MethodCalls.try_emplace(Callee.id, nullptr);
+  if (!New)
+    return Cached->second;
+  Scope *Found = nullptr;
+  for (const Scope *Init : constructorsOf(Object, S)) {
+    for (auto [Class, In] : Init->Owner->classAndBases(Init->Class))
+      if (Scope *M = In->Functions.lookup(
+              (In->text(field(Class, "name")) + "." + Method).str())) {
+        Found = M;
+        break;
+      }
+    if (Found)
+      break;
+  }
+  return Files.MethodCalls[Callee.id] = Found;
+}
+
+Scope *Frontend::calledFunctionByName(TSNode Callee, const Scope &S) const {
   std::string Name = qualifiedName(Callee);
   if (StringRef(Name).starts_with("self.") && !isNull(S.Class)) {
     StringRef Method = StringRef(Name).drop_front(4);
