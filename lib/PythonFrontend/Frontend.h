@@ -119,6 +119,9 @@ struct Run {
   /// instance calls (Frontend::calledMethodOfInstance), found once.
   llvm::StringSet<> MethodNames;
   std::map<const void *, Scope *> MethodCalls;
+  /// Each class's family (Frontend::classFamily), by its node.
+  std::map<const void *, std::vector<std::pair<TSNode, const Frontend *>>>
+      FamilyOf;
   /// How many constructorsOf are in progress (they recurse through values).
   unsigned InstanceLookups = 0;
   /// Each function's effects, found once (Frontend::effectsOf).

@@ -419,6 +419,11 @@ Frontend::classAndBases(TSNode Class) const {
 
 std::vector<std::pair<TSNode, const Frontend *>>
 Frontend::classFamily(TSNode Class) const {
+  // Asked for every self attribute read: the run's classes are scanned once
+  // per class.
+  auto [Cached, New] = Files.FamilyOf.try_emplace(Class.id);
+  if (!New)
+    return Cached->second;
   std::vector<std::pair<TSNode, const Frontend *>> Family =
       classAndBases(Class);
   llvm::SmallPtrSet<Frontend *, 8> Seen;
@@ -436,6 +441,7 @@ Frontend::classFamily(TSNode Class) const {
         Family.push_back({Named.second, File});
     }
   }
+  Files.FamilyOf[Class.id] = Family;
   return Family;
 }
 
