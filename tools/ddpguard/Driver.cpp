@@ -712,11 +712,14 @@ static FormatKind outputFormat(bool ChecksCpp) {
   return ChecksCpp ? FormatKind::Full : FormatKind::Concise;
 }
 
-/// Formats a person reads: they end in a summary line, and with --fix print
-/// what is left after the fixes.
-static bool forReading(FormatKind Kind) {
-  return Kind == FormatKind::Concise || Kind == FormatKind::Full ||
-         Kind == FormatKind::Github;
+/// ruff's conventions for a person reading (concise, or a format named with
+/// --output-format): a summary line, and after --fix only what is left. A
+/// C++ run's default, or --format=text, keeps clang-tidy's: the findings
+/// alone, those --fix fixes included.
+static bool ruffStyle(FormatKind Kind) {
+  return Kind == FormatKind::Concise ||
+         (Format.getNumOccurrences() &&
+          (Kind == FormatKind::Full || Kind == FormatKind::Github));
 }
 
 /// Sorts the report by file, line and column, and writes it.
@@ -754,7 +757,7 @@ static void writeReport(raw_ostream &OS, RunReport &Report, LineTable &Lines,
 static void writeRunSummary(raw_ostream &OS, const RunReport &Report,
                             FormatKind Kind,
                             const std::vector<std::string> &FixedFindings) {
-  if (QuietOutput || !(Kind == FormatKind::Concise || Kind == FormatKind::Full))
+  if (QuietOutput || Kind == FormatKind::Github || !ruffStyle(Kind))
     return;
   if (ShowFixes && !FixedFindings.empty()) {
     OS << "Fixed:\n";
@@ -1395,11 +1398,13 @@ int main(int argc, const char **argv) {
     return !Errors.empty() ? 2 : Fixable && !ExitZero ? 1 : 0;
   }
   // With --fix, the formats a person reads print what is left after it.
-  bool ReportAfterFixes = Fix && forReading(Kind);
+  bool ReportAfterFixes = Fix && ruffStyle(Kind);
   LineTable Lines;
   if (!ReportAfterFixes)
     writeReport(outs(), Report, Lines, Sarif, Kind);
   std::vector<std::string> FixedFindings;
+  // What --fix left, when it wrote fixes.
+  std::optional<std::vector<Finding>> Remaining;
 
   bool Clean = Findings.empty();
   // Fixes made under a configuration that was not the one meant are wrong.
@@ -1467,14 +1472,13 @@ int main(int argc, const char **argv) {
           FixedFindings = fixedFindings(Findings, Written, Lines);
           // What is left, each once (a header's from each file including it).
           std::set<std::tuple<std::string, unsigned, std::string>> Left;
-          std::vector<Finding> Remaining;
+          Remaining.emplace();
           for (FileResult &R : Again)
             for (ClangTidyError &F : R.Findings)
               if (Left.insert({F.Message.FilePath, F.Message.FileOffset,
                                F.Message.Message})
                       .second)
-                Remaining.push_back(std::move(F));
-          Findings = std::move(Remaining);
+                Remaining->push_back(std::move(F));
         }
       }
     }
@@ -1503,6 +1507,8 @@ int main(int argc, const char **argv) {
     if (SaidBroadcast)
       errs() << "ddpguard: note: " << BroadcastNote << "\n";
   }
+  if (Remaining)
+    Findings = std::move(*Remaining);
   if (ReportAfterFixes) {
     LineTable LinesAfter;
     writeReport(outs(), Report, LinesAfter, Sarif, Kind);

@@ -318,6 +318,8 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
       switch (FixMode) {
       case PythonFixMode::Broadcast:
         Apply(F.BroadcastFix, F.ConstructionFile);
+        E.FixTitle =
+            "Set " + F.BroadcastKeyword + "=False at the DDP construction";
         Note(Broadcast, F.Second, File, NoteKind::FixEffect);
         if (NoSyncWithheld.empty())
           Note("or keep the buffers in sync: --fix-mode=once-per-backward " +
@@ -327,6 +329,8 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
       case PythonFixMode::NoSync:
         if (NoSyncWithheld.empty()) {
           Apply(F.NoSyncFix, File);
+          E.FixTitle = "Run the first forward inside " + F.Object +
+                       ".no_sync()";
           Note("the fix " + NoSync, F.Second, File, NoteKind::FixEffect);
         } else {
           Note("cannot run the first forward inside no_sync(): " +
@@ -412,11 +416,13 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                  "backward of whoever trains this module fails"
                : "the backward that fails is here",
            F.Backward);
-      if (F.FixWithheld.empty())
+      if (F.FixWithheld.empty()) {
         for (const python::Edit &Fix : F.Fix)
           cantFail(E.Message.Fix[File].add(clang::tooling::Replacement(
               File, Fix.Offset, Fix.Length, Fix.Text)));
-      else
+        if (!F.Fix.empty())
+          E.FixTitle = "Write it out of place";
+      } else
         Note("no fix is offered: " + F.FixWithheld, F.Write, NoteKind::NoFix);
       Note("on every supported torch: autograd checks the version counter of "
            "each tensor it saved (measured on 2.11.0 and 2.15.0)",

@@ -7,7 +7,7 @@
 // project's pins (requirements*.txt, pyproject.toml, lock files, searched
 // upwards from the file), else the oldest supported one. Findings
 // become the same ClangTidyErrors the C++ check makes, so every output
-// format, --diff and the exit status treat them alike; a `# noqa` comment on
+// format, --diff-base and the exit status treat them alike; a `# noqa` comment on
 // the warning's line (bare, or naming the check) suppresses one.
 //
 //===----------------------------------------------------------------------===//

@@ -168,6 +168,8 @@ void writeJson(llvm::raw_ostream &OS, const RunReport &Report,
     }
     Item["notes"] = std::move(Notes);
     Item["fix"] = replacements(F.Message);
+    if (!F.FixTitle.empty())
+      Item["fixTitle"] = F.FixTitle;
     Items.push_back(std::move(Item));
   }
   json::Array Warnings;

@@ -72,6 +72,10 @@ struct Finding : clang::tidy::ClangTidyError {
   /// The kind of each note, in the order of Notes; a note past its end (one
   /// of the C++ check's, which reach here as clang-tidy's text) is a Place.
   std::vector<NoteKind> NoteKinds;
+  /// What the fix of the warning does, in a few words, as ruff's fix titles
+  /// ("Set broadcast_buffers=False at the DDP construction"); empty when
+  /// there is no fix or none was given (the C++ check's).
+  std::string FixTitle;
   NoteKind kindOf(size_t Note) const {
     return Note < NoteKinds.size() ? NoteKinds[Note] : NoteKind::Place;
   }
