@@ -184,7 +184,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   for (llvm::StringRef Mode : {"broadcast", "fuse", "once-per-backward"}) {
     CheckResult Result = check(W.Input, Mode);
     ddpguard::RunReport Report;
-    Report.Findings = Result.Findings;
+    Report.Findings.assign(Result.Findings.begin(), Result.Findings.end());
     checkReports(Report, Source);
     if (!Result.CompileErrors.empty())
       continue;

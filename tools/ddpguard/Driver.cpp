@@ -64,11 +64,13 @@ static constexpr StringRef CheckName = checks::MultipleForwardBeforeBackward;
 
 // --help groups the options: those of every run, with ruff's names where
 // ruff has the option (docs/python-checker.md), then the Python files' and
-// the C++ files' own (clang-tidy's names).
+// the C++ files' own (clang-tidy's names). --help lists the groups sorted by
+// name, so the names put them in that order.
 static cl::OptionCategory Category("Options (Python and C++ files)");
 static cl::OptionCategory PythonCategory("Python options");
-static cl::OptionCategory CppCategory(
-    "C++ options (clang-tidy's names and conventions)");
+static cl::OptionCategory
+    CppCategory("clang-tidy's options, for C++ files (its names and "
+                "conventions)");
 static cl::list<std::string> SourcePaths(
     cl::Positional, cl::ZeroOrMore,
     cl::desc("<files or folders> (none: every file of the -p compilation "
@@ -1439,9 +1441,6 @@ int main(int argc, const char **argv) {
           Broken.ParseError = FileProblem{File, "has a syntax error"};
           Again.push_back(std::move(Broken));
         }
-      FileResult PythonAgain;
-      llvm::append_range(PythonAgain.Findings, PythonLeft);
-      Again.push_back(std::move(PythonAgain));
       bool Broken = llvm::any_of(Again, [](const FileResult &R) {
         return R.ParseError.has_value();
       });
@@ -1468,6 +1467,9 @@ int main(int argc, const char **argv) {
           ChecksSelected(R.Findings);
           return R.Findings.empty();
         });
+        if (Filter)
+          Selected(PythonLeft, LinesAfter);
+        Clean = Clean && PythonLeft.empty();
         if (ReportAfterFixes) {
           FixedFindings = fixedFindings(Findings, Written, Lines);
           // What is left, each once (a header's from each file including it).
@@ -1479,6 +1481,7 @@ int main(int argc, const char **argv) {
                                F.Message.Message})
                       .second)
                 Remaining->push_back(std::move(F));
+          llvm::append_range(*Remaining, PythonLeft);
         }
       }
     }

@@ -46,10 +46,12 @@ void writeConcise(llvm::raw_ostream &OS, const RunReport &Report,
     OS << place(F.Message, Lines) << ": " << F.DiagnosticName
        << (F.Message.Fix.empty() ? " " : " [*] ") << F.Message.Message
        << "\n";
+    bool ShowFix = ShowFixEffects && !F.Message.Fix.empty();
+    if (ShowFix && !F.FixTitle.empty())
+      OS << "  fix: " << F.FixTitle << "\n";
     for (size_t I = 0; I < F.Notes.size(); ++I) {
-      if (ShowFixEffects && !F.Message.Fix.empty() &&
-          F.kindOf(I) == NoteKind::FixEffect)
-        OS << "  fix: " << F.Notes[I].Message << "\n";
+      if (ShowFix && F.kindOf(I) == NoteKind::FixEffect)
+        OS << "  note: " << F.Notes[I].Message << "\n";
       if (repeatsInEveryFinding(F.kindOf(I)) &&
           Said.insert(F.Notes[I].Message).second)
         RunNotes.push_back(F.Notes[I].Message);

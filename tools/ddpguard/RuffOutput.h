@@ -30,8 +30,8 @@ void sortReport(RunReport &Report, LineTable &Lines);
 bool repeatsInEveryFinding(NoteKind Kind);
 
 /// One line per finding, "path:line:col: check [*] message" ([*]: --fix
-/// fixes it), with ShowFixEffects what the fix does below it, then each note
-/// that repeats in every finding once.
+/// fixes it), with ShowFixEffects the fix's title and the notes on what it
+/// changes below it, then each note that repeats in every finding once.
 void writeConcise(llvm::raw_ostream &OS, const RunReport &Report,
                   LineTable &Lines, bool ShowFixEffects);
 
