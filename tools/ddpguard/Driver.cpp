@@ -1316,7 +1316,7 @@ int main(int argc, const char **argv) {
     for (ClangTidyError &F : R.Findings)
       if (Seen.insert({F.Message.FilePath, F.Message.FileOffset, F.Message.Message})
               .second)
-        Findings.push_back(std::move(F));
+        Findings.emplace_back(std::move(F));
     for (ClangTidyError &W : R.CompilerWarnings)
       if (Seen.insert({W.Message.FilePath, W.Message.FileOffset, W.Message.Message})
               .second)
@@ -1480,7 +1480,7 @@ int main(int argc, const char **argv) {
               if (Left.insert({F.Message.FilePath, F.Message.FileOffset,
                                F.Message.Message})
                       .second)
-                Remaining->push_back(std::move(F));
+                Remaining->emplace_back(std::move(F));
           llvm::append_range(*Remaining, PythonLeft);
         }
       }

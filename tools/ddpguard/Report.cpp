@@ -45,7 +45,7 @@ void Finding::addNote(DiagnosticMessage Note, NoteKind Kind) {
   NoteKinds.push_back(Kind);
 }
 
-const DiagnosticMessage *broadcastFixNote(const Finding &F) {
+const DiagnosticMessage *broadcastFixNote(const ClangTidyError &F) {
   if (F.Message.Fix.empty())
     return nullptr;
   for (const DiagnosticMessage &Note : F.Notes)

@@ -67,7 +67,7 @@ llvm::StringRef noteKindName(NoteKind Kind);
 
 /// A finding of ddpguard's checks: clang-tidy's error with a kind per note.
 struct Finding : clang::tidy::ClangTidyError {
-  Finding(clang::tidy::ClangTidyError Error)
+  explicit Finding(clang::tidy::ClangTidyError Error)
       : ClangTidyError(std::move(Error)) {}
   /// The kind of each note, in the order of Notes; a note past its end (one
   /// of the C++ check's, which reach here as clang-tidy's text) is a Place.
@@ -84,7 +84,8 @@ struct Finding : clang::tidy::ClangTidyError {
 
 /// The note that says the fix on F's warning sets broadcast_buffers to
 /// false, and what that changes; null when the warning carries no such fix.
-const clang::tooling::DiagnosticMessage *broadcastFixNote(const Finding &F);
+const clang::tooling::DiagnosticMessage *
+broadcastFixNote(const clang::tidy::ClangTidyError &F);
 
 /// The percent-encoded file:// URI of a path (RFC 3986, RFC 8089).
 std::string fileUri(llvm::StringRef Path);
