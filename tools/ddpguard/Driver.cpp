@@ -1393,7 +1393,7 @@ int main(int argc, const char **argv) {
       Errors.push_back({ExportFixes, toString(std::move(Err))});
   }
 
-  FormatKind Kind = outputFormat(!Files.empty());
+  FormatKind Kind = outputFormat(CheckCpp);
   if (PreviewFixes) {
     unsigned Fixable = previewFixes(Findings, Errors);
     printErrors(Errors);
