@@ -34,7 +34,6 @@
 #include "Relevance.h"
 #include "Report.h"
 #include "RuffOutput.h"
-#include "UnifiedDiff.h"
 #include "Rules/RuleSet.h"
 #include "Tidy/CheckNames.h"
 #include "clang-tidy/ClangTidy.h"
@@ -769,72 +768,6 @@ static void writeRunSummary(raw_ostream &OS, const RunReport &Report,
   writeSummary(OS, Report, FixedFindings.size());
 }
 
-/// "path:line:col: check message" of each finding whose fix edits only files
-/// in Written (real paths), in the text the findings were made from: what
-/// --fix fixed.
-static std::vector<std::string>
-fixedFindings(const std::vector<Finding> &Findings,
-              const std::vector<std::string> &Written, LineTable &Before) {
-  std::set<std::string> WrittenFiles(Written.begin(), Written.end());
-  std::vector<std::string> Lines;
-  for (const Finding &F : Findings) {
-    if (F.Message.Fix.empty() ||
-        llvm::any_of(F.Message.Fix, [&](const auto &Entry) {
-          return !WrittenFiles.count(resolvedPath(Entry.getKey()));
-        }))
-      continue;
-    auto [Line, Column] =
-        Before.position(F.Message.FilePath, F.Message.FileOffset);
-    Lines.push_back(workingPath(F.Message.FilePath) + ":" +
-                    std::to_string(Line) + ":" + std::to_string(Column) +
-                    ": " + F.DiagnosticName + " " + F.Message.Message);
-  }
-  return Lines;
-}
-
-/// --diff: the fixes of Findings as a unified diff on standard output (Text,
-/// when given, is File's source read from standard input), and nothing
-/// written. Returns the number of findings with a fix.
-static unsigned previewFixes(const std::vector<Finding> &Findings,
-                             std::vector<FileProblem> &Errors,
-                             std::optional<std::pair<std::string, StringRef>>
-                                 Stdin = std::nullopt) {
-  ContentStamps NothingWritten;
-  FixWriter Writer(NothingWritten, "none");
-  unsigned Fixable = 0;
-  for (const Finding &F : Findings) {
-    Fixable += !F.Message.Fix.empty();
-    Writer.collect(F, Errors);
-  }
-  for (const std::string &File : Writer.fixedFiles()) {
-    std::string Before;
-    if (Stdin && resolvedPath(Stdin->first) == File) {
-      Before = Stdin->second.str();
-    } else {
-      ErrorOr<std::unique_ptr<MemoryBuffer>> Buffer =
-          MemoryBuffer::getFile(File, /*IsText=*/false,
-                                /*RequiresNullTerminator=*/false);
-      if (!Buffer) {
-        Errors.push_back({File, "cannot read: " + Buffer.getError().message()});
-        continue;
-      }
-      Before = (*Buffer)->getBuffer().str();
-    }
-    Expected<std::string> After = Writer.fixedText(File, Before);
-    if (!After) {
-      Errors.push_back({File, "cannot fix: " + toString(After.takeError())});
-      continue;
-    }
-    outs() << unifiedDiff(Stdin ? workingPath(Stdin->first) : workingPath(File),
-                          Before, *After);
-  }
-  errs() << "Would fix " << Fixable << " problem" << (Fixable == 1 ? "" : "s");
-  if (Findings.size() > Fixable)
-    errs() << " (" << Findings.size() - Fixable << " not fixable)";
-  errs() << ".\n";
-  return Fixable;
-}
-
 /// Why --stdin-filename cannot run with the other arguments; empty when it
 /// can.
 static std::string stdinUsageError() {
@@ -962,8 +895,8 @@ static int checkStdin(const SarifOptions &Sarif,
   Lines.provide(File, Text);
   FormatKind Kind = outputFormat(/*ChecksCpp=*/false);
   if (PreviewFixes) {
-    unsigned Fixable =
-        previewFixes(Report.Findings, Errors, std::pair(File, Text));
+    unsigned Fixable = writeFixPreview(outs(), errs(), Report.Findings, Errors,
+                                       std::pair(File, Text));
     printErrors(Errors);
     return !Errors.empty() ? 2 : Fixable && !ExitZero ? 1 : 0;
   }
@@ -1395,7 +1328,7 @@ int main(int argc, const char **argv) {
 
   FormatKind Kind = outputFormat(CheckCpp);
   if (PreviewFixes) {
-    unsigned Fixable = previewFixes(Findings, Errors);
+    unsigned Fixable = writeFixPreview(outs(), errs(), Findings, Errors);
     printErrors(Errors);
     return !Errors.empty() ? 2 : Fixable && !ExitZero ? 1 : 0;
   }
@@ -1471,7 +1404,7 @@ int main(int argc, const char **argv) {
           Selected(PythonLeft, LinesAfter);
         Clean = Clean && PythonLeft.empty();
         if (ReportAfterFixes) {
-          FixedFindings = fixedFindings(Findings, Written, Lines);
+          FixedFindings = fixedFindingLines(Findings, Written, Lines);
           // What is left, each once (a header's from each file including it).
           std::set<std::tuple<std::string, unsigned, std::string>> Left;
           Remaining.emplace();

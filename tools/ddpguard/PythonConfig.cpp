@@ -2,7 +2,6 @@
 
 #include "PythonConfig.h"
 #include "RegularFile.h"
-#include "RuffOutput.h"
 #include "Tidy/CheckNames.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -22,6 +21,45 @@
 using namespace llvm;
 
 namespace ddpguard {
+
+/// How much of Check a selector covers: its length when it names Check or a
+/// prefix of it ("ALL" covers every check, least specifically), else none.
+static std::optional<size_t> coverage(llvm::StringRef Check,
+                                      llvm::StringRef Selector) {
+  if (Selector == "ALL")
+    return 0;
+  if (Check.starts_with(Selector) && !Selector.empty())
+    return Selector.size();
+  return std::nullopt;
+}
+
+bool checkSelected(llvm::StringRef Check, llvm::ArrayRef<std::string> Select,
+                   llvm::ArrayRef<std::string> Ignore) {
+  auto Best = [&](llvm::ArrayRef<std::string> List) {
+    std::optional<size_t> Result;
+    for (const std::string &Selector : List)
+      if (std::optional<size_t> C = coverage(Check, Selector))
+        Result = std::max(Result.value_or(0), *C);
+    return Result;
+  };
+  std::optional<size_t> Selected =
+      Select.empty() ? std::optional<size_t>(0) : Best(Select);
+  std::optional<size_t> Ignored = Best(Ignore);
+  if (!Selected)
+    return false;
+  return !Ignored || *Ignored < *Selected;
+}
+
+std::vector<std::string>
+unknownCheckSelectors(llvm::ArrayRef<std::string> Selectors) {
+  std::vector<std::string> Unknown;
+  for (const std::string &Selector : Selectors)
+    if (llvm::none_of(checks::All, [&](llvm::StringRef Check) {
+          return coverage(Check, Selector).has_value();
+        }))
+      Unknown.push_back(Selector);
+  return Unknown;
+}
 
 bool PythonConfig::matches(const Exclusion &Glob, StringRef File) {
   return Glob.Name.match(sys::path::filename(File)) ||

@@ -87,6 +87,19 @@ struct PythonConfig {
   static bool matches(const Exclusion &Glob, llvm::StringRef File);
 };
 
+/// Whether a finding of Check is reported under --select and --ignore (or
+/// the select and ignore of a configuration), as ruff reads them: each entry
+/// is a check name or a prefix of one ("ddp-" selects every check; "ALL"
+/// too). An empty Select selects every check; the longest matching entry of
+/// the two lists wins, and Ignore wins a tie.
+bool checkSelected(llvm::StringRef Check, llvm::ArrayRef<std::string> Select,
+                   llvm::ArrayRef<std::string> Ignore);
+
+/// The entries of a --select or --ignore list that name no check and are no
+/// prefix of one: each an error.
+std::vector<std::string>
+unknownCheckSelectors(llvm::ArrayRef<std::string> Selectors);
+
 /// --select (when given) and --ignore.
 struct CommandLineSelection {
   std::optional<std::vector<std::string>> Select;

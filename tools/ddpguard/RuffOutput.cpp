@@ -1,8 +1,10 @@
 //===- RuffOutput.cpp -----------------------------------------------------===//
 
 #include "RuffOutput.h"
-#include "Tidy/CheckNames.h"
+#include "FixWriter.h"
+#include "UnifiedDiff.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include <algorithm>
 #include <map>
 #include <set>
@@ -162,43 +164,63 @@ void writeSummary(llvm::raw_ostream &OS, const RunReport &Report,
   OS << ".\n";
 }
 
-/// How much of Check a selector covers: its length when it names Check or a
-/// prefix of it ("ALL" covers every check, least specifically), else none.
-static std::optional<size_t> coverage(llvm::StringRef Check,
-                                      llvm::StringRef Selector) {
-  if (Selector == "ALL")
-    return 0;
-  if (Check.starts_with(Selector) && !Selector.empty())
-    return Selector.size();
-  return std::nullopt;
-}
-
-bool checkSelected(llvm::StringRef Check, llvm::ArrayRef<std::string> Select,
-                   llvm::ArrayRef<std::string> Ignore) {
-  auto Best = [&](llvm::ArrayRef<std::string> List) {
-    std::optional<size_t> Result;
-    for (const std::string &Selector : List)
-      if (std::optional<size_t> C = coverage(Check, Selector))
-        Result = std::max(Result.value_or(0), *C);
-    return Result;
-  };
-  std::optional<size_t> Selected =
-      Select.empty() ? std::optional<size_t>(0) : Best(Select);
-  std::optional<size_t> Ignored = Best(Ignore);
-  if (!Selected)
-    return false;
-  return !Ignored || *Ignored < *Selected;
-}
-
 std::vector<std::string>
-unknownCheckSelectors(llvm::ArrayRef<std::string> Selectors) {
-  std::vector<std::string> Unknown;
-  for (const std::string &Selector : Selectors)
-    if (llvm::none_of(checks::All, [&](llvm::StringRef Check) {
-          return coverage(Check, Selector).has_value();
+fixedFindingLines(const std::vector<Finding> &Findings,
+                  const std::vector<std::string> &Written, LineTable &Before) {
+  std::set<std::string> WrittenFiles(Written.begin(), Written.end());
+  std::vector<std::string> Lines;
+  for (const Finding &F : Findings) {
+    if (F.Message.Fix.empty() ||
+        llvm::any_of(F.Message.Fix, [&](const auto &Entry) {
+          return !WrittenFiles.count(resolvedPath(Entry.getKey()));
         }))
-      Unknown.push_back(Selector);
-  return Unknown;
+      continue;
+    Lines.push_back(place(F.Message, Before) + ": " + F.DiagnosticName + " " +
+                    F.Message.Message);
+  }
+  return Lines;
+}
+
+unsigned writeFixPreview(
+    llvm::raw_ostream &Diff, llvm::raw_ostream &Summary,
+    const std::vector<Finding> &Findings, std::vector<FileProblem> &Errors,
+    std::optional<std::pair<std::string, llvm::StringRef>> Stdin) {
+  ContentStamps NothingWritten;
+  FixWriter Writer(NothingWritten, "none");
+  unsigned Fixable = 0;
+  for (const Finding &F : Findings) {
+    Fixable += !F.Message.Fix.empty();
+    Writer.collect(F, Errors);
+  }
+  for (const std::string &File : Writer.fixedFiles()) {
+    std::string Before;
+    bool FromStdin = Stdin && resolvedPath(Stdin->first) == File;
+    if (FromStdin) {
+      Before = Stdin->second.str();
+    } else {
+      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buffer =
+          llvm::MemoryBuffer::getFile(File, /*IsText=*/false,
+                                      /*RequiresNullTerminator=*/false);
+      if (!Buffer) {
+        Errors.push_back({File, "cannot read: " + Buffer.getError().message()});
+        continue;
+      }
+      Before = (*Buffer)->getBuffer().str();
+    }
+    llvm::Expected<std::string> After = Writer.fixedText(File, Before);
+    if (!After) {
+      Errors.push_back(
+          {File, "cannot fix: " + llvm::toString(After.takeError())});
+      continue;
+    }
+    Diff << unifiedDiff(workingPath(FromStdin ? Stdin->first : File), Before,
+                        *After);
+  }
+  Summary << "Would fix " << Fixable << " problem" << (Fixable == 1 ? "" : "s");
+  if (Findings.size() > Fixable)
+    Summary << " (" << Findings.size() - Fixable << " not fixable)";
+  Summary << ".\n";
+  return Fixable;
 }
 
 } // namespace ddpguard

@@ -3,8 +3,9 @@
 // What a Python user expects from a linter, after ruff: findings sorted by
 // file, line and column with paths relative to the working directory; one
 // line per finding (--output-format=concise) with the notes every finding
-// repeats said once per run; GitHub Actions annotations; --statistics; and
-// a summary line ("Found 2 problems (1 fixable with --fix)." or "All checks
+// repeats said once per run; GitHub Actions annotations; --statistics;
+// --diff's preview of the fixes and --show-fixes' list of those made; and a
+// summary line ("Found 2 problems (1 fixable with --fix)." or "All checks
 // passed!").
 //
 //===----------------------------------------------------------------------===//
@@ -13,9 +14,10 @@
 #define DDPGUARD_TOOLS_RUFFOUTPUT_H
 
 #include "Report.h"
-#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/raw_ostream.h"
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddpguard {
@@ -49,18 +51,22 @@ void writeStatistics(llvm::raw_ostream &OS, const RunReport &Report);
 void writeSummary(llvm::raw_ostream &OS, const RunReport &Report,
                   unsigned FixedCount);
 
-/// Whether a finding of Check is reported under --select and --ignore (or
-/// the select and ignore of a configuration), as ruff reads them: each entry
-/// is a check name or a prefix of one ("ddp-" selects every check; "ALL"
-/// too). An empty Select selects every check; the longest matching entry of
-/// the two lists wins, and Ignore wins a tie.
-bool checkSelected(llvm::StringRef Check, llvm::ArrayRef<std::string> Select,
-                   llvm::ArrayRef<std::string> Ignore);
-
-/// The entries of a --select or --ignore list that name no check and are no
-/// prefix of one: each an error.
+/// "path:line:col: check message" of each finding whose fix edits only files
+/// in Written (real paths), placed in Before (the text the findings were
+/// made from): what --fix fixed, for --show-fixes.
 std::vector<std::string>
-unknownCheckSelectors(llvm::ArrayRef<std::string> Selectors);
+fixedFindingLines(const std::vector<Finding> &Findings,
+                  const std::vector<std::string> &Written, LineTable &Before);
+
+/// --diff: the fixes of Findings as a unified diff on Diff, and "Would fix N
+/// problems." on Summary; nothing is written. Stdin, when given, is a file's
+/// name and its source read from standard input. Returns the number of
+/// findings with a fix.
+unsigned writeFixPreview(
+    llvm::raw_ostream &Diff, llvm::raw_ostream &Summary,
+    const std::vector<Finding> &Findings, std::vector<FileProblem> &Errors,
+    std::optional<std::pair<std::string, llvm::StringRef>> Stdin =
+        std::nullopt);
 
 } // namespace ddpguard
 
