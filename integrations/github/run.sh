@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GitHub action's step (action.yml): ddpguard --diff on the changed C++
+# The GitHub action's step (action.yml): ddpguard --diff-base on the changed C++
 # sources and Python files of a pull request or push (Python files need no
 # build directory; their [tool.ddpguard] exclude holds, --force-exclude). Reads the inputs from DDPGUARD_*
 # variables and GitHub's GITHUB_WORKSPACE, GITHUB_BASE_REF, GITHUB_OUTPUT and
@@ -113,10 +113,10 @@ database=()
 ((cxx_files == 0)) || database=(-p "$build")
 status=0
 if ((${#files[@]} > 0)); then
-  "$ddpguard" --diff="$base" "${database[@]}" --force-exclude --format=sarif "${options[@]}" \
+  "$ddpguard" --diff-base="$base" "${database[@]}" --force-exclude --format=sarif "${options[@]}" \
     "${files[@]}" >"$sarif" || status=$?
   rdjsonl_status=0
-  "$ddpguard" --diff="$base" "${database[@]}" --force-exclude --format=rdjsonl "${options[@]}" \
+  "$ddpguard" --diff-base="$base" "${database[@]}" --force-exclude --format=rdjsonl "${options[@]}" \
     "${files[@]}" >"$rdjsonl" 2>/dev/null || rdjsonl_status=$?
   ((rdjsonl_status <= status)) || status=$rdjsonl_status
 else

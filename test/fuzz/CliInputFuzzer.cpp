@@ -184,7 +184,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   for (llvm::StringRef Mode : {"broadcast", "fuse", "once-per-backward"}) {
     CheckResult Result = check(W.Input, Mode);
     ddpguard::RunReport Report;
-    Report.Findings = Result.Findings;
+    for (const clang::tidy::ClangTidyError &F : Result.Findings)
+      Report.Findings.emplace_back(F);
     checkReports(Report, Source);
     if (!Result.CompileErrors.empty())
       continue;

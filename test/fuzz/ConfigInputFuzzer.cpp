@@ -52,8 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   write(Dir + "/train.py", "");
   {
     PythonConfigs Configs;
-    const PythonConfig &Read = Configs.forFile(Dir + "/train.py");
-    (void)Read.ignores("ddp-multiple-forward-before-backward");
+    (void)Configs.reports(Dir + "/train.py",
+                          "ddp-multiple-forward-before-backward");
     (void)Configs.excluded(Dir + "/train.py");
     (void)Configs.excludedWithFolders(Dir + "/train.py");
     for (const FileProblem &Problem : Configs.takeErrors())

@@ -52,7 +52,9 @@ def report(text: str = SOURCE, **extra) -> dict:
                   note(text, "model(", "the fix sets 'broadcast_buffers' to false, "
                        "which changes behaviour", 1)],
         "fix": [{"file": FILE, "offset": construction, "length": 0,
-                 "replacement": ", broadcast_buffers=False"}]}], **extra}
+                 "replacement": ", broadcast_buffers=False"}],
+        "fixTitle": "Set broadcast_buffers=False at the DDP construction"}],
+        **extra}
 
 
 def position(line: int, character: int) -> types.Position:
@@ -147,9 +149,9 @@ def test_crlf_and_cr_end_lines():
     assert positions.name_range(offset(text, "model")) == span(2, 0, 5)
 
 
-def test_fix_title_without_the_fix_note():
+def test_fix_title_without_a_title_in_the_report():
     data = report()
-    data["findings"][0]["notes"].pop()
+    del data["findings"][0]["fixTitle"]
     [fix] = convert(data, SOURCE, FILE, URI, UTF16).fixes
     assert fix.title == "Apply ddpguard's fix"
 
@@ -157,5 +159,6 @@ def test_fix_title_without_the_fix_note():
 def test_fix_title_of_the_out_of_place_fix():
     data = report()
     data["findings"][0]["check"] = "inplace-write-before-backward"
+    data["findings"][0]["fixTitle"] = "Write it out of place"
     [fix] = convert(data, SOURCE, FILE, URI, UTF16).fixes
     assert fix.title == "Write it out of place (ddpguard)"

@@ -4,7 +4,7 @@
 // ddpguard [options] -p <build dir>      (every file of the database)
 //
 // Runs ddpguard's checks (lib/Tidy/CheckNames.h) through clang-tidy's
-// engine on each file, keeps those on the lines --diff or --line-filter
+// engine on each file, keeps those on the lines --diff-base or --line-filter
 // select (docs/ci.md), prints them as text, JSON, SARIF or rdjsonl, and with
 // --fix applies them (over exactly what was parsed, through links) and
 // re-checks the fixed files. Exit status, for Python and C++ files alike: 0
@@ -33,6 +33,7 @@
 #include "PythonFiles.h"
 #include "Relevance.h"
 #include "Report.h"
+#include "RuffOutput.h"
 #include "Rules/RuleSet.h"
 #include "Tidy/CheckNames.h"
 #include "clang-tidy/ClangTidy.h"
@@ -60,16 +61,63 @@ using namespace ddpguard;
 /// The DDP check, whose options the CLI's own options set.
 static constexpr StringRef CheckName = checks::MultipleForwardBeforeBackward;
 
-static cl::OptionCategory Category("ddpguard options");
+// --help groups the options: those of every run, with ruff's names where
+// ruff has the option (docs/python-checker.md), then the Python files' and
+// the C++ files' own (clang-tidy's names). --help lists the groups sorted by
+// name, so the names put them in that order.
+static cl::OptionCategory Category("Options (Python and C++ files)");
+static cl::OptionCategory PythonCategory("Python options");
+static cl::OptionCategory
+    CppCategory("clang-tidy's options, for C++ files (its names and "
+                "conventions)");
 static cl::list<std::string> SourcePaths(
     cl::Positional, cl::ZeroOrMore,
-    cl::desc("<files> (none: every file of the -p compilation database)"),
+    cl::desc("<files or folders> (none: every file of the -p compilation "
+             "database)"),
     cl::cat(Category));
 static cl::opt<std::string> BuildPath(
     "p", cl::desc("Build directory holding compile_commands.json"),
-    cl::value_desc("dir"), cl::cat(Category));
+    cl::value_desc("dir"), cl::cat(CppCategory));
 static cl::opt<bool> Fix("fix", cl::desc("Apply the fixes to the files"),
                          cl::cat(Category));
+static cl::opt<bool> PreviewFixes(
+    "diff",
+    cl::desc("Print the fixes as a unified diff and write nothing, as ruff's "
+             "--diff (exit status 1 when there is a fix; the git revision "
+             "option is --diff-base)"),
+    cl::cat(Category));
+static cl::list<std::string> Select(
+    "select",
+    cl::desc("Report only these checks: names or prefixes of names, comma "
+             "separated ('ddp-', 'ALL'); replaces the select and ignore of "
+             "[tool.ddpguard]"),
+    cl::CommaSeparated, cl::value_desc("checks"), cl::cat(Category));
+static cl::list<std::string> Ignore(
+    "ignore",
+    cl::desc("Do not report these checks: names or prefixes of names, comma "
+             "separated; adds to the ignore of [tool.ddpguard]"),
+    cl::CommaSeparated, cl::value_desc("checks"), cl::cat(Category));
+static cl::opt<bool> ExitZero(
+    "exit-zero",
+    cl::desc("Exit with status 0 even when there are findings (2 still "
+             "means an error)"),
+    cl::cat(Category));
+static cl::opt<bool> Statistics(
+    "statistics",
+    cl::desc("Print the number of findings of each check instead of the "
+             "findings"),
+    cl::cat(Category));
+static cl::opt<bool> ShowFixes(
+    "show-fixes",
+    cl::desc("With --fix, list the findings fixed; without it, say under "
+             "each fixable finding what its fix does"),
+    cl::cat(Category));
+static cl::opt<bool> QuietOutput("quiet",
+                           cl::desc("Print the findings and nothing else (no "
+                                    "summary line)"),
+                           cl::cat(Category));
+static cl::alias QuietShort("q", cl::desc("Alias for --quiet"),
+                            cl::aliasopt(QuietOutput), cl::cat(Category));
 enum class FixModeKind { Broadcast, Fuse, OncePerBackward };
 static cl::opt<FixModeKind> FixMode(
     "fix-mode", cl::desc("Which fix the warnings carry"),
@@ -84,23 +132,40 @@ static cl::opt<FixModeKind> FixMode(
 static cl::opt<std::string> ExportFixes(
     "export-fixes",
     cl::desc("Write the fixes to a YAML file clang-apply-replacements reads"),
-    cl::value_desc("file"), cl::cat(Category));
-enum class FormatKind { Text, Json, Sarif, Rdjsonl };
+    cl::value_desc("file"), cl::cat(CppCategory));
+enum class FormatKind { Concise, Full, Json, Sarif, Github, Rdjsonl };
 static cl::opt<FormatKind> Format(
-    "format", cl::desc("Output format"),
-    cl::values(clEnumValN(FormatKind::Text, "text", "clang-style diagnostics"),
-               clEnumValN(FormatKind::Json, "json", "one JSON document"),
-               clEnumValN(FormatKind::Sarif, "sarif", "SARIF 2.1.0"),
-               clEnumValN(FormatKind::Rdjsonl, "rdjsonl",
-                          "reviewdog's rdjsonl: one JSON diagnostic a line")),
-    cl::init(FormatKind::Text), cl::cat(Category));
+    "output-format",
+    cl::desc("Output format (default: concise, or full when C++ files are "
+             "checked, as clang-tidy prints)"),
+    cl::values(
+        clEnumValN(FormatKind::Concise, "concise",
+                   "one line per finding, as ruff's; the notes every finding "
+                   "repeats (the torch judged by) once per run"),
+        clEnumValN(FormatKind::Full, "full",
+                   "each finding with all its notes, as clang prints them"),
+        clEnumValN(FormatKind::Json, "json", "one JSON document"),
+        clEnumValN(FormatKind::Sarif, "sarif", "SARIF 2.1.0"),
+        clEnumValN(FormatKind::Github, "github",
+                   "GitHub Actions annotations (::error file=...)"),
+        clEnumValN(FormatKind::Rdjsonl, "rdjsonl",
+                   "reviewdog's rdjsonl: one JSON diagnostic a line")),
+    cl::init(FormatKind::Concise), cl::cat(Category));
+// The name before --output-format; text is full.
+static cl::opt<FormatKind> LegacyFormat(
+    "format", cl::desc("Older name of --output-format (text: full)"),
+    cl::values(clEnumValN(FormatKind::Full, "text", "full"),
+               clEnumValN(FormatKind::Json, "json", "json"),
+               clEnumValN(FormatKind::Sarif, "sarif", "sarif"),
+               clEnumValN(FormatKind::Rdjsonl, "rdjsonl", "rdjsonl")),
+    cl::Hidden, cl::cat(Category));
 static cl::opt<std::string> SarifHelpUriBase(
     "sarif-help-uri-base",
     cl::desc("Give each SARIF rule a helpUri: this absolute URI followed by "
              "the rule id (no helpUri without it)"),
     cl::value_desc("uri"), cl::cat(Category));
 static cl::opt<std::string> DiffRev(
-    "diff",
+    "diff-base",
     cl::desc("Report only findings whose warning or notes (forwards, "
              "backward, construction) lie on lines changed since this git "
              "revision (git diff -U0 <rev>, run in each file's directory)"),
@@ -110,13 +175,13 @@ static cl::opt<std::string> LineFilterJson(
     cl::desc("Report only findings whose warning or notes lie on these "
              "lines, in clang-tidy's --line-filter JSON: "
              "'[{\"name\":\"file.cpp\",\"lines\":[[1,3],[7,9]]},...]'"),
-    cl::value_desc("json"), cl::cat(Category));
+    cl::value_desc("json"), cl::cat(CppCategory));
 static cl::list<std::string> Rules("rules",
                                    cl::desc("Add a rule file (repeatable)"),
                                    cl::value_desc("file"), cl::cat(Category));
 // -j2 as well as -j 2, as make and run-clang-tidy take it.
 static cl::opt<unsigned> Jobs("j", cl::desc("Files checked in parallel"),
-                              cl::init(1), cl::Prefix, cl::cat(Category));
+                              cl::init(1), cl::Prefix, cl::cat(CppCategory));
 static cl::opt<std::string> HeaderFilter(
     "header-filter",
     cl::desc("Regular expression matching the headers whose findings are "
@@ -124,19 +189,19 @@ static cl::opt<std::string> HeaderFilter(
              "HeaderFilterRegex of .clang-tidy; default '.*': every "
              "non-system header). Findings in the files named on the "
              "command line are always reported"),
-    cl::value_desc("regex"), cl::cat(Category));
+    cl::value_desc("regex"), cl::cat(CppCategory));
 static cl::opt<std::string> ExcludeHeaderFilter(
     "exclude-header-filter",
     cl::desc("Regular expression matching headers whose findings are not "
              "reported (overrides ExcludeHeaderFilterRegex of .clang-tidy)"),
-    cl::value_desc("regex"), cl::cat(Category));
+    cl::value_desc("regex"), cl::cat(CppCategory));
 static cl::opt<std::string> FormatStyle(
     "format-style",
     cl::desc("Style to format the lines --fix changes in, as clang-tidy's "
              "--format-style: 'file' (default) uses the .clang-format above "
              "each file and leaves fixes as they are without one; 'none' "
              "never formats; or a style name such as 'llvm'"),
-    cl::init("file"), cl::value_desc("style"), cl::cat(Category));
+    cl::init("file"), cl::value_desc("style"), cl::cat(CppCategory));
 static cl::opt<std::string> RunBeforeWritingFixes(
     "run-before-writing-fixes",
     cl::desc("Testing only: run this shell command after the check and "
@@ -146,18 +211,18 @@ static cl::opt<bool> ShowCompilerWarnings(
     "show-compiler-warnings",
     cl::desc("Also print the compiler's own warnings (those the compile "
              "flags enable); they do not change the exit status"),
-    cl::cat(Category));
+    cl::cat(CppCategory));
 static cl::opt<bool> NoSkip(
     "no-skip",
     cl::desc("Without files (-p only): parse every translation unit, also "
              "those whose preprocessed tokens name no DDP wrapper of the "
              "rule set"),
-    cl::cat(Category));
+    cl::cat(CppCategory));
 static cl::opt<bool> ExplainSkips(
     "explain-skips",
     cl::desc("Without files (-p only): name each translation unit skipped "
              "as irrelevant on standard error"),
-    cl::cat(Category));
+    cl::cat(CppCategory));
 static cl::opt<bool> AssumeBuffers(
     "assume-modules-have-buffers",
     cl::desc("Report even when the wrapped module provably has no buffers"),
@@ -166,17 +231,17 @@ static cl::opt<std::string> TorchVersionOption(
     "torch-version",
     cl::desc("Judge Python files by this torch version (default: that of "
              "--python, else the project's exact torch pin, else 2.11.0)"),
-    cl::value_desc("X.Y.Z"), cl::cat(Category));
+    cl::value_desc("X.Y.Z"), cl::cat(PythonCategory));
 static cl::opt<bool> ForceExclude(
     "force-exclude",
     cl::desc("Skip the Python files named on the command line that the "
              "exclude of their [tool.ddpguard] matches, as ruff's "
              "--force-exclude (for pre-commit, which names every file)"),
-    cl::cat(Category));
+    cl::cat(PythonCategory));
 static cl::opt<std::string> PythonInterpreter(
     "python",
     cl::desc("Judge Python files by the torch this interpreter imports"),
-    cl::value_desc("path"), cl::cat(Category));
+    cl::value_desc("path"), cl::cat(PythonCategory));
 static cl::opt<bool> FollowLinks(
     "follow-links",
     cl::desc("Follow links to folders when walking a folder (each real "
@@ -189,7 +254,7 @@ static cl::opt<std::string> StdinFilename(
              "file (its torch pins, its name in the report); with --fix, "
              "print the fixed source to standard output (the report goes to "
              "standard error) and write no file"),
-    cl::value_desc("path"), cl::cat(Category));
+    cl::value_desc("path"), cl::cat(PythonCategory));
 
 namespace {
 
@@ -638,11 +703,43 @@ static std::vector<std::string> unitsUnder(std::vector<std::string> Units,
   return Units;
 }
 
-static void writeReport(raw_ostream &OS, const RunReport &Report,
-                        LineTable &Lines, const SarifOptions &Sarif) {
-  switch (Format) {
-  case FormatKind::Text:
+/// The format of this run: --output-format, else --format, else concise, or
+/// full when C++ files are checked (clang-tidy prints every note).
+static FormatKind outputFormat(bool ChecksCpp) {
+  if (Format.getNumOccurrences())
+    return Format;
+  if (LegacyFormat.getNumOccurrences())
+    return LegacyFormat;
+  return ChecksCpp ? FormatKind::Full : FormatKind::Concise;
+}
+
+/// ruff's conventions for a person reading (concise, or a format named with
+/// --output-format): a summary line, and after --fix only what is left. A
+/// C++ run's default, or --format=text, keeps clang-tidy's: the findings
+/// alone, those --fix fixes included.
+static bool ruffStyle(FormatKind Kind) {
+  return Kind == FormatKind::Concise ||
+         (Format.getNumOccurrences() &&
+          (Kind == FormatKind::Full || Kind == FormatKind::Github));
+}
+
+/// Sorts the report by file, line and column, and writes it.
+static void writeReport(raw_ostream &OS, RunReport &Report, LineTable &Lines,
+                        const SarifOptions &Sarif, FormatKind Kind) {
+  sortReport(Report, Lines);
+  if (Statistics && (Kind == FormatKind::Concise || Kind == FormatKind::Full)) {
+    writeStatistics(OS, Report);
+    return;
+  }
+  switch (Kind) {
+  case FormatKind::Concise:
+    writeConcise(OS, Report, Lines, ShowFixes);
+    break;
+  case FormatKind::Full:
     writeText(OS, Report, Lines);
+    break;
+  case FormatKind::Github:
+    writeGithub(OS, Report, Lines);
     break;
   case FormatKind::Json:
     writeJson(OS, Report, Lines);
@@ -654,6 +751,21 @@ static void writeReport(raw_ostream &OS, const RunReport &Report,
     writeRdjsonl(OS, Report, Lines);
     break;
   }
+}
+
+/// The summary line of the formats a person reads (not with --quiet), after
+/// the findings fixed when --show-fixes asks for them.
+static void writeRunSummary(raw_ostream &OS, const RunReport &Report,
+                            FormatKind Kind,
+                            const std::vector<std::string> &FixedFindings) {
+  if (QuietOutput || Kind == FormatKind::Github || !ruffStyle(Kind))
+    return;
+  if (ShowFixes && !FixedFindings.empty()) {
+    OS << "Fixed:\n";
+    for (const std::string &Line : FixedFindings)
+      OS << "  " << Line << "\n";
+  }
+  writeSummary(OS, Report, FixedFindings.size());
 }
 
 /// Why --stdin-filename cannot run with the other arguments; empty when it
@@ -668,11 +780,63 @@ static std::string stdinUsageError() {
            ": only a Python source (a .py file) can be read from standard "
            "input; a C++ file needs its compile command";
   if (DiffRev.getNumOccurrences() || LineFilterJson.getNumOccurrences())
-    return "--stdin-filename cannot be combined with --diff or --line-filter: "
+    return "--stdin-filename cannot be combined with --diff-base or "
+           "--line-filter: "
            "their lines are those of the file on disk";
   if (ExportFixes.getNumOccurrences())
     return "--stdin-filename cannot be combined with --export-fixes: the "
            "fixes' offsets are into standard input, not into the file on disk";
+  return "";
+}
+
+/// --select and --ignore, as the configurations take them.
+static CommandLineSelection commandLineSelection() {
+  CommandLineSelection Selection;
+  if (Select.getNumOccurrences())
+    Selection.Select = std::vector<std::string>(Select.begin(), Select.end());
+  Selection.Ignore.assign(Ignore.begin(), Ignore.end());
+  return Selection;
+}
+
+/// --diff once took a git revision: a value, or a word after it that is no
+/// file, is that older use, told before the options are parsed. Args: the
+/// arguments after the program's name. Empty when there is none.
+static std::string olderDiffUsage(ArrayRef<const char *> Args) {
+  for (size_t I = 0; I < Args.size(); ++I) {
+    StringRef Arg(Args[I]);
+    if (Arg == "--")
+      break;
+    bool WithValue = Arg.starts_with("--diff=") || Arg.starts_with("-diff=");
+    bool BeforeRevision = (Arg == "--diff" || Arg == "-diff") &&
+                          I + 1 < Args.size() &&
+                          !StringRef(Args[I + 1]).starts_with("-") &&
+                          !sys::fs::exists(Args[I + 1]);
+    if (WithValue || BeforeRevision)
+      return "--diff previews the fixes as a unified diff (as ruff's --diff); "
+             "to report only findings on lines changed since a git revision, "
+             "use --diff-base=" +
+             (WithValue ? Arg.split('=').second : StringRef(Args[I + 1]))
+                 .str();
+  }
+  return "";
+}
+
+/// Why the options of ruff's names cannot run as given; empty when they can.
+static std::string ruffOptionsUsageError() {
+  std::vector<std::string> Selectors(Select.begin(), Select.end());
+  Selectors.insert(Selectors.end(), Ignore.begin(), Ignore.end());
+  if (std::vector<std::string> Unknown = unknownCheckSelectors(Selectors);
+      !Unknown.empty()) {
+    std::vector<std::string> Known(std::begin(checks::All),
+                                   std::end(checks::All));
+    return "--select/--ignore: '" + Unknown.front() +
+           "' names no check and is no prefix of one (the checks are " +
+           llvm::join(Known, ", ") + ")";
+  }
+  if (PreviewFixes && Fix)
+    return "--diff previews the fixes and --fix writes them: give one";
+  if (Format.getNumOccurrences() && LegacyFormat.getNumOccurrences())
+    return "--format is the older name of --output-format: give one";
   return "";
 }
 
@@ -721,6 +885,7 @@ static int checkStdin(const SarifOptions &Sarif,
   RunReport Report;
   std::vector<FileProblem> &Errors = Report.Errors;
   PythonConfigs Configs;
+  Configs.setCommandLineSelection(commandLineSelection());
   unsigned SyntaxErrors =
       checkPythonSource(File, Text, PythonRules, Judge, Configs,
                         pythonFixMode(), Report.Findings, Errors);
@@ -728,7 +893,14 @@ static int checkStdin(const SarifOptions &Sarif,
     Errors.push_back(std::move(P));
   LineTable Lines;
   Lines.provide(File, Text);
-  writeReport(Fix ? errs() : outs(), Report, Lines, Sarif);
+  FormatKind Kind = outputFormat(/*ChecksCpp=*/false);
+  if (PreviewFixes) {
+    unsigned Fixable = writeFixPreview(outs(), errs(), Report.Findings, Errors,
+                                       std::pair(File, Text));
+    printErrors(Errors);
+    return !Errors.empty() ? 2 : Fixable && !ExitZero ? 1 : 0;
+  }
+  writeReport(Fix ? errs() : outs(), Report, Lines, Sarif, Kind);
   bool Clean = Report.Findings.empty();
   if (Fix) {
     std::string Output = Text.str();
@@ -741,7 +913,7 @@ static int checkStdin(const SarifOptions &Sarif,
       Errors.push_back({File, "cannot fix: " + toString(Fixed.takeError())});
     } else if (*Fixed != Text) {
       // As for files: the fix may add no syntax error; findings left count.
-      std::vector<ClangTidyError> Left;
+      std::vector<Finding> Left;
       std::vector<FileProblem> Ignored;
       if (checkPythonSource(File, *Fixed, PythonRules, Judge, Configs,
                             pythonFixMode(), Left, Ignored) > SyntaxErrors) {
@@ -754,6 +926,8 @@ static int checkStdin(const SarifOptions &Sarif,
       }
     }
     outs() << Output;
+  } else {
+    writeRunSummary(outs(), Report, Kind, {});
   }
   printErrors(Errors);
   outs().flush();
@@ -765,7 +939,7 @@ static int checkStdin(const SarifOptions &Sarif,
   }
   if (!Errors.empty())
     return 2;
-  return Clean ? 0 : 1;
+  return Clean || ExitZero ? 0 : 1;
 }
 
 int main(int argc, const char **argv) {
@@ -774,13 +948,28 @@ int main(int argc, const char **argv) {
   std::unique_ptr<tooling::CompilationDatabase> Fixed =
       tooling::FixedCompilationDatabase::loadFromCommandLine(argc, argv,
                                                              FixedError);
-  cl::HideUnrelatedOptions(Category);
+  cl::HideUnrelatedOptions({&Category, &PythonCategory, &CppCategory});
+  cl::SetVersionPrinter([](raw_ostream &OS) {
+    OS << "ddpguard " << DDPGUARD_VERSION << "\n";
+  });
+  if (std::string Problem = olderDiffUsage(ArrayRef(argv + 1, argc - 1));
+      !Problem.empty()) {
+    errs() << "ddpguard: error: " << Problem << "\n";
+    return 2;
+  }
   std::string ParseErrors;
   raw_string_ostream ParseErrorStream(ParseErrors);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
-          "Finds several forwards on a DDP-wrapped module before one "
-          "backward.\n"
+          "Finds the causes of PyTorch's \"modified by an inplace "
+          "operation\" error in Python and C++ (LibTorch) code: several "
+          "forwards on a DDP-wrapped module before one backward, an "
+          "optimizer step or a parameter write between a forward and its "
+          "backward, an in-place write on a value saved for backward.\n\n"
+          "  ddpguard .                       the Python files and C++ "
+          "sources under this folder\n"
+          "  ddpguard -p build                every file of "
+          "build/compile_commands.json\n"
           "\n"
           "Also installed by the Python package (pip): ddpguard-explain "
           "SCRIPT [ARGS...]\n"
@@ -791,6 +980,10 @@ int main(int argc, const char **argv) {
           "'ddpguard[explain]' or 'ddpguard[verify]'.\n",
           &ParseErrorStream)) {
     errs() << StringRef(ParseErrorStream.str()).rtrim() << "\n";
+    return 2;
+  }
+  if (std::string Problem = ruffOptionsUsageError(); !Problem.empty()) {
+    errs() << "ddpguard: error: " << Problem << "\n";
     return 2;
   }
   std::optional<TorchVersion> TorchOverride;
@@ -815,6 +1008,7 @@ int main(int argc, const char **argv) {
   std::vector<FileProblem> PathErrors;
   std::vector<std::pair<std::string, FolderContents>> Folders;
   PythonConfigs Configs;
+  Configs.setCommandLineSelection(commandLineSelection());
   for (const std::string &Path : SourcePaths) {
     sys::fs::file_status Status;
     if (std::error_code EC = sys::fs::status(Path, Status)) {
@@ -909,12 +1103,13 @@ int main(int argc, const char **argv) {
   }
   std::optional<LineFilter> Filter;
   if (DiffRev.getNumOccurrences() && LineFilterJson.getNumOccurrences()) {
-    errs() << "ddpguard: error: --diff and --line-filter cannot be combined\n";
+    errs() << "ddpguard: error: --diff-base and --line-filter cannot be "
+              "combined\n";
     return 2;
   }
   if (DiffRev.getNumOccurrences()) {
     if (DiffRev.empty() || StringRef(DiffRev).starts_with("-")) {
-      errs() << "ddpguard: error: --diff needs a git revision\n";
+      errs() << "ddpguard: error: --diff-base needs a git revision\n";
       return 2;
     }
     Filter = LineFilter::fromGitDiff(DiffRev);
@@ -959,7 +1154,7 @@ int main(int argc, const char **argv) {
   auto Start = std::chrono::steady_clock::now();
   RunReport Report;
   std::vector<FileProblem> &Errors = Report.Errors;
-  std::vector<ClangTidyError> &Findings = Report.Findings;
+  std::vector<Finding> &Findings = Report.Findings;
   std::vector<std::string> Files;
   llvm::append_range(Errors, PathErrors);
   std::vector<std::string> Requested = CppPaths;
@@ -1062,7 +1257,7 @@ int main(int argc, const char **argv) {
     for (ClangTidyError &F : R.Findings)
       if (Seen.insert({F.Message.FilePath, F.Message.FileOffset, F.Message.Message})
               .second)
-        Findings.push_back(std::move(F));
+        Findings.emplace_back(std::move(F));
     for (ClangTidyError &W : R.CompilerWarnings)
       if (Seen.insert({W.Message.FilePath, W.Message.FileOffset, W.Message.Message})
               .second)
@@ -1101,13 +1296,23 @@ int main(int argc, const char **argv) {
     ConfigBroken = true;
   }
 
-  // --diff, --line-filter: what is not on a selected line is not reported,
+  // --diff-base, --line-filter: what is not on a selected line is not reported,
   // fixed or exported, and does not fail the run.
-  auto Selected = [&](std::vector<ClangTidyError> &Items, LineTable &Lines) {
+  auto Selected = [&](auto &Items, LineTable &Lines) {
     llvm::erase_if(Items, [&](const ClangTidyError &E) {
       return !Filter->passes(E, Lines, Errors);
     });
   };
+  // --select, --ignore: the C++ findings' (the Python ones' were left out as
+  // they were made, under their configurations).
+  auto ChecksSelected = [&](auto &Items) {
+    std::vector<std::string> Selectors(Select.begin(), Select.end());
+    std::vector<std::string> Ignored(Ignore.begin(), Ignore.end());
+    llvm::erase_if(Items, [&](const ClangTidyError &E) {
+      return !checkSelected(E.DiagnosticName, Selectors, Ignored);
+    });
+  };
+  ChecksSelected(Findings);
   if (Filter) {
     for (const std::string &File : Files)
       Filter->prepare(File, Errors);
@@ -1121,13 +1326,28 @@ int main(int argc, const char **argv) {
   if (!ExportFixes.empty()) {
     std::string Yaml;
     raw_string_ostream YamlStream(Yaml);
-    exportReplacements(Files.empty() ? "" : Files.front(), Findings, YamlStream);
+    exportReplacements(Files.empty() ? "" : Files.front(),
+                       std::vector<ClangTidyError>(Findings.begin(),
+                                                   Findings.end()),
+                       YamlStream);
     if (Error Err = writeExport(ExportFixes, Yaml))
       Errors.push_back({ExportFixes, toString(std::move(Err))});
   }
 
+  FormatKind Kind = outputFormat(CheckCpp);
+  if (PreviewFixes) {
+    unsigned Fixable = writeFixPreview(outs(), errs(), Findings, Errors);
+    printErrors(Errors);
+    return !Errors.empty() ? 2 : Fixable && !ExitZero ? 1 : 0;
+  }
+  // With --fix, the formats a person reads print what is left after it.
+  bool ReportAfterFixes = Fix && ruffStyle(Kind);
   LineTable Lines;
-  writeReport(outs(), Report, Lines, Sarif);
+  if (!ReportAfterFixes)
+    writeReport(outs(), Report, Lines, Sarif, Kind);
+  std::vector<std::string> FixedFindings;
+  // What --fix left, when it wrote fixes.
+  std::optional<std::vector<Finding>> Remaining;
 
   bool Clean = Findings.empty();
   // Fixes made under a configuration that was not the one meant are wrong.
@@ -1139,6 +1359,9 @@ int main(int argc, const char **argv) {
     FixWriter Writer(Parsed, FormatStyle);
     for (const ClangTidyError &F : Findings)
       Writer.collect(F, Errors);
+    // Their places before the fixes move them.
+    for (const Finding &F : Findings)
+      Lines.position(F.Message.FilePath, F.Message.FileOffset);
     std::vector<std::string> Written = Writer.write(Errors);
     if (!Written.empty()) {
       // Every fixed file must still compile, and nothing may be left.
@@ -1149,17 +1372,16 @@ int main(int argc, const char **argv) {
           checkFiles(Files, Database, Rechecked, Quiet);
       resolveAcrossFiles(Again, Unchecked);
       // Python files: a fix may add no syntax error; findings left count.
-      FileResult PythonAgain;
+      std::vector<Finding> PythonLeft;
       std::vector<FileProblem> PythonProblems;
       for (const auto &[File, Count] :
            checkPythonFiles(PythonFiles, PythonRules, Judge, Configs, PythonFix,
-                            PythonAgain.Findings, PythonProblems, Rechecked))
+                            PythonLeft, PythonProblems, Rechecked))
         if (Count > PythonSyntaxErrors[File]) {
           FileResult Broken;
           Broken.ParseError = FileProblem{File, "has a syntax error"};
           Again.push_back(std::move(Broken));
         }
-      Again.push_back(std::move(PythonAgain));
       bool Broken = llvm::any_of(Again, [](const FileResult &R) {
         return R.ParseError.has_value();
       });
@@ -1179,12 +1401,29 @@ int main(int argc, const char **argv) {
         // What is left counts as before: on the selected lines only.
         if (Filter)
           Filter->forget();
-        LineTable Lines;
+        LineTable LinesAfter;
         Clean = llvm::all_of(Again, [&](FileResult &R) {
           if (Filter)
-            Selected(R.Findings, Lines);
+            Selected(R.Findings, LinesAfter);
+          ChecksSelected(R.Findings);
           return R.Findings.empty();
         });
+        if (Filter)
+          Selected(PythonLeft, LinesAfter);
+        Clean = Clean && PythonLeft.empty();
+        if (ReportAfterFixes) {
+          FixedFindings = fixedFindingLines(Findings, Written, Lines);
+          // What is left, each once (a header's from each file including it).
+          std::set<std::tuple<std::string, unsigned, std::string>> Left;
+          Remaining.emplace();
+          for (FileResult &R : Again)
+            for (ClangTidyError &F : R.Findings)
+              if (Left.insert({F.Message.FilePath, F.Message.FileOffset,
+                               F.Message.Message})
+                      .second)
+                Remaining->emplace_back(std::move(F));
+          llvm::append_range(*Remaining, PythonLeft);
+        }
       }
     }
     // The broadcast fix changes behaviour; the summary says so.
@@ -1212,6 +1451,13 @@ int main(int argc, const char **argv) {
     if (SaidBroadcast)
       errs() << "ddpguard: note: " << BroadcastNote << "\n";
   }
+  if (Remaining)
+    Findings = std::move(*Remaining);
+  if (ReportAfterFixes) {
+    LineTable LinesAfter;
+    writeReport(outs(), Report, LinesAfter, Sarif, Kind);
+  }
+  writeRunSummary(outs(), Report, Kind, FixedFindings);
 
   if (Report.SuppressedInHeaders)
     errs() << "Suppressed " << Report.SuppressedInHeaders << " warning"
@@ -1242,5 +1488,5 @@ int main(int argc, const char **argv) {
   }
   if (!Errors.empty())
     return 2;
-  return Clean ? 0 : 1;
+  return Clean || ExitZero ? 0 : 1;
 }

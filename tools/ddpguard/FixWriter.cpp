@@ -304,6 +304,13 @@ Expected<std::string> FixWriter::fixedText(StringRef File,
   return clang::tooling::applyAllReplacements(Text, It->second);
 }
 
+std::vector<std::string> FixWriter::fixedFiles() const {
+  std::vector<std::string> Files;
+  for (const auto &Entry : Fixes)
+    Files.push_back(Entry.first);
+  return Files;
+}
+
 bool FixWriter::restore(const std::string &File,
                         std::vector<FileProblem> &Errors) {
   auto It = Originals.find(File);

@@ -66,6 +66,8 @@ public:
   /// nowhere (a Python source read from standard input, so unformatted).
   llvm::Expected<std::string> fixedText(llvm::StringRef File,
                                         llvm::StringRef Text) const;
+  /// The real paths of the files the collected fixes edit, sorted.
+  std::vector<std::string> fixedFiles() const;
   /// Puts back the contents a file had before write().
   bool restore(const std::string &File, std::vector<FileProblem> &Errors);
 

@@ -175,14 +175,14 @@ LineFilter::changedLines(const std::string &File,
       runGit(Directory, {"rev-parse", "--verify", "--end-of-options",
                          *Rev + "^{commit}"});
   if (Verify.Status != 0) {
-    Errors.push_back({File, "--diff=" + *Rev + ": " + firstLine(Verify)});
+    Errors.push_back({File, "--diff-base=" + *Rev + ": " + firstLine(Verify)});
     Result.Failed = true;
     return Result;
   }
   Output Diff = runGit(Directory, {"diff", "--no-ext-diff", "--no-color",
                                    "--no-renames", "-U0", *Rev, "--", Name});
   if (Diff.Status != 0) {
-    Errors.push_back({File, "--diff=" + *Rev + ": git diff failed: " +
+    Errors.push_back({File, "--diff-base=" + *Rev + ": git diff failed: " +
                                 firstLine(Diff)});
     Result.Failed = true;
     return Result;

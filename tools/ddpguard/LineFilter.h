@@ -1,6 +1,6 @@
 //===- LineFilter.h - Report only findings on selected lines --------------===//
 //
-// --line-filter (clang-tidy's JSON) and --diff=<rev> (the lines git reports
+// --line-filter (clang-tidy's JSON) and --diff-base=<rev> (the lines git reports
 // as changed since <rev>): a finding is reported when its warning or one of
 // its notes (the other forward, the backward, the construction) lies on a
 // selected line.
@@ -37,7 +37,7 @@ public:
   /// findings are kept.
   bool passes(const clang::tidy::ClangTidyError &F, LineTable &Lines,
               std::vector<FileProblem> &Errors);
-  /// Computes a file's changed lines now (--diff), so that a revision git
+  /// Computes a file's changed lines now (--diff-base), so that a revision git
   /// does not know is an error even where nothing is found.
   void prepare(const std::string &File, std::vector<FileProblem> &Errors);
   /// Forgets what git said: the files have changed (--fix wrote them).

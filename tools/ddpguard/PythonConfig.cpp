@@ -22,8 +22,48 @@ using namespace llvm;
 
 namespace ddpguard {
 
-bool PythonConfig::ignores(StringRef Check) const {
-  return llvm::is_contained(Ignore, Check);
+/// How much of Check a selector covers: its length when it names Check or a
+/// prefix of it ("ALL" covers every check, least specifically), else none.
+static std::optional<size_t> coverage(llvm::StringRef Check,
+                                      llvm::StringRef Selector) {
+  if (Selector == "ALL")
+    return 0;
+  if (Check.starts_with(Selector) && !Selector.empty())
+    return Selector.size();
+  return std::nullopt;
+}
+
+bool checkSelected(llvm::StringRef Check, llvm::ArrayRef<std::string> Select,
+                   llvm::ArrayRef<std::string> Ignore) {
+  auto Best = [&](llvm::ArrayRef<std::string> List) {
+    std::optional<size_t> Result;
+    for (const std::string &Selector : List)
+      if (std::optional<size_t> C = coverage(Check, Selector))
+        Result = std::max(Result.value_or(0), *C);
+    return Result;
+  };
+  std::optional<size_t> Selected =
+      Select.empty() ? std::optional<size_t>(0) : Best(Select);
+  std::optional<size_t> Ignored = Best(Ignore);
+  if (!Selected)
+    return false;
+  return !Ignored || *Ignored < *Selected;
+}
+
+std::vector<std::string>
+unknownCheckSelectors(llvm::ArrayRef<std::string> Selectors) {
+  std::vector<std::string> Unknown;
+  for (const std::string &Selector : Selectors)
+    if (llvm::none_of(checks::All, [&](llvm::StringRef Check) {
+          return coverage(Check, Selector).has_value();
+        }))
+      Unknown.push_back(Selector);
+  return Unknown;
+}
+
+bool PythonConfig::matches(const Exclusion &Glob, StringRef File) {
+  return Glob.Name.match(sys::path::filename(File)) ||
+         Glob.Anchored.match(File);
 }
 
 std::optional<TorchVersion> parseTorchVersion(StringRef Text) {
@@ -90,12 +130,16 @@ public:
       std::string_view Name = Key.str();
       if (Name == "torch-version")
         readTorch(Value);
-      else if (Name == "exclude")
-        readExclude(Value);
+      else if (Name == "exclude" || Name == "extend-exclude")
+        readExclude(Value, Name);
       else if (Name == "assume-modules-have-buffers")
         readAssume(Value);
       else if (Name == "ignore")
-        readIgnore(Value);
+        Config.Ignore = checkSelectors(Value, "ignore");
+      else if (Name == "select")
+        Config.Select = checkSelectors(Value, "select");
+      else if (Name == "per-file-ignores")
+        readPerFileIgnores(Value);
       else if (Name == "tool" && Dotfile)
         error(Key.source(), "a .ddpguard holds the keys themselves, without "
                             "a [tool.ddpguard] header");
@@ -103,7 +147,8 @@ public:
         error(Key.source(),
               "unknown key '" + std::string(Name) +
                   "' (the keys are assume-modules-have-buffers, exclude, "
-                  "ignore and torch-version)");
+                  "extend-exclude, ignore, per-file-ignores, select and "
+                  "torch-version)");
     }
   }
 
@@ -146,31 +191,39 @@ private:
     return Items;
   }
 
-  void readExclude(const toml::node &Value) {
-    for (const auto &[Pattern, Item] : strings(Value, "exclude")) {
-      SmallString<256> Anchored(Pattern);
-      if (!sys::path::is_absolute(Anchored)) {
-        Anchored = Folder;
-        sys::path::append(Anchored, Pattern);
-      }
-      auto Made = std::make_unique<PythonConfig::Exclusion>();
-      Made->NameText = Pattern;
-      Made->AnchoredText = std::string(Anchored);
-      Expected<GlobPattern> Name = GlobPattern::create(Made->NameText);
-      Expected<GlobPattern> Whole = GlobPattern::create(Made->AnchoredText);
-      if (!Name || !Whole) {
-        std::string Why =
-            toString(Name ? Whole.takeError() : Name.takeError());
-        if (!Name)
-          consumeError(Whole.takeError());
-        error(Item->source(), "exclude: invalid glob '" + Pattern +
-                                  "': " + Why);
-        continue;
-      }
-      Made->Name = std::move(*Name);
-      Made->Anchored = std::move(*Whole);
-      Config.Exclude.push_back(std::move(Made));
+  void readExclude(const toml::node &Value, StringRef Key) {
+    for (const auto &[Pattern, Item] : strings(Value, Key))
+      if (std::unique_ptr<PythonConfig::Exclusion> Made =
+              glob(Pattern, *Item, Key))
+        Config.Exclude.push_back(std::move(Made));
+  }
+
+  /// An exclude-style glob: against a path's last component, and, joined
+  /// to the configuration's folder, against the whole path.
+  std::unique_ptr<PythonConfig::Exclusion>
+  glob(const std::string &Pattern, const toml::node &Item, StringRef Key) {
+    SmallString<256> Anchored(Pattern);
+    if (!sys::path::is_absolute(Anchored)) {
+      Anchored = Folder;
+      sys::path::append(Anchored, Pattern);
     }
+    auto Made = std::make_unique<PythonConfig::Exclusion>();
+    Made->NameText = Pattern;
+    Made->AnchoredText = std::string(Anchored);
+    Expected<GlobPattern> Name = GlobPattern::create(Made->NameText);
+    Expected<GlobPattern> Whole = GlobPattern::create(Made->AnchoredText);
+    if (!Name || !Whole) {
+      std::string Why =
+          toString(Name ? Whole.takeError() : Name.takeError());
+      if (!Name)
+        consumeError(Whole.takeError());
+      error(Item.source(),
+            (Key + ": invalid glob '" + Pattern + "': " + Why).str());
+      return nullptr;
+    }
+    Made->Name = std::move(*Name);
+    Made->Anchored = std::move(*Whole);
+    return Made;
   }
 
   void readAssume(const toml::node &Value) {
@@ -181,17 +234,40 @@ private:
             "assume-modules-have-buffers expects true or false");
   }
 
-  void readIgnore(const toml::node &Value) {
-    for (const auto &[Check, Item] : strings(Value, "ignore")) {
-      if (checks::isDdpguardCheck(Check)) {
-        Config.Ignore.push_back(Check);
+  /// Check names or prefixes of names; an error for one that selects none.
+  std::vector<std::string> checkSelectors(const toml::node &Value,
+                                          StringRef Key) {
+    std::vector<std::string> Selectors;
+    for (const auto &[Check, Item] : strings(Value, Key)) {
+      if (unknownCheckSelectors({Check}).empty()) {
+        Selectors.push_back(Check);
         continue;
       }
       std::vector<std::string> Known(std::begin(checks::All),
                                      std::end(checks::All));
-      error(Item->source(), "ignore: unknown check '" + Check +
-                                "' (the checks are " +
-                                llvm::join(Known, ", ") + ")");
+      error(Item->source(), (Key + ": unknown check '" + Check +
+                             "' (the checks are " + llvm::join(Known, ", ") +
+                             ", or a prefix of their names)")
+                                .str());
+    }
+    return Selectors;
+  }
+
+  void readPerFileIgnores(const toml::node &Value) {
+    const auto *Table = Value.as_table();
+    if (!Table) {
+      error(Value.source(), "per-file-ignores expects a table of globs, each "
+                            "with an array of checks");
+      return;
+    }
+    for (auto &&[Key, Checks] : *Table) {
+      std::string Pattern(Key.str());
+      std::unique_ptr<PythonConfig::Exclusion> Files =
+          glob(Pattern, Checks, "per-file-ignores");
+      std::vector<std::string> Selectors =
+          checkSelectors(Checks, "per-file-ignores");
+      if (Files)
+        Config.PerFileIgnores.push_back({std::move(Files), Selectors});
     }
   }
 
@@ -293,10 +369,21 @@ const PythonConfig &PythonConfigs::forFile(StringRef File) {
 bool PythonConfigs::excluded(StringRef Path) {
   std::string Absolute = absolutePath(Path);
   const PythonConfig &Config = forFile(Absolute);
-  StringRef Name = sys::path::filename(Absolute);
   return llvm::any_of(Config.Exclude, [&](const auto &E) {
-    return E->Name.match(Name) || E->Anchored.match(Absolute);
+    return PythonConfig::matches(*E, Absolute);
   });
+}
+
+bool PythonConfigs::reports(StringRef File, StringRef Check) {
+  const PythonConfig &Config = forFile(File);
+  for (const PythonConfig::PerFileIgnore &Ignored : Config.PerFileIgnores)
+    if (PythonConfig::matches(*Ignored.Files, File) &&
+        !checkSelected(Check, {}, Ignored.Checks))
+      return false;
+  if (CommandLine.Select)
+    return checkSelected(Check, *CommandLine.Select, CommandLine.Ignore);
+  return checkSelected(Check, Config.Select, Config.Ignore) &&
+         checkSelected(Check, {}, CommandLine.Ignore);
 }
 
 bool PythonConfigs::excludedWithFolders(StringRef File) {

@@ -17,8 +17,21 @@
 //                                      follow is assumed to have buffers
 //                                      (the finding says so); false: such a
 //                                      construction is not reported
+//   extend-exclude = ["build"]        more exclude globs (ruff's name; both
+//                                      lists apply)
+//   select = ["ddp-"]                  the checks reported: names or
+//                                      prefixes of names, as ruff's select
+//                                      (default: every check)
 //   ignore = ["ddp-multiple-forward-before-backward"]
-//                                      checks not reported
+//                                      checks not reported (names or
+//                                      prefixes); the longer entry of select
+//                                      and ignore wins, ignore a tie
+//   [tool.ddpguard.per-file-ignores]
+//   "tests/*.py" = ["inplace-"]       checks not reported in the files a
+//                                      glob matches (as exclude matches)
+//
+// --select on the command line replaces select and ignore; --ignore adds
+// to ignore; per-file-ignores apply always, as in ruff.
 //
 // An unknown key, a value of the wrong kind or a file that is no TOML is an
 // error with its line; the keys that are right still apply.
@@ -61,9 +74,36 @@ struct PythonConfig {
   };
   std::vector<std::unique_ptr<Exclusion>> Exclude;
   bool AssumeModulesHaveBuffers = true;
+  /// Empty: every check.
+  std::vector<std::string> Select;
   std::vector<std::string> Ignore;
+  struct PerFileIgnore {
+    std::unique_ptr<Exclusion> Files;
+    std::vector<std::string> Checks;
+  };
+  std::vector<PerFileIgnore> PerFileIgnores;
 
-  bool ignores(llvm::StringRef Check) const;
+  /// Whether File (an absolute path) matches the glob, as exclude matches.
+  static bool matches(const Exclusion &Glob, llvm::StringRef File);
+};
+
+/// Whether a finding of Check is reported under --select and --ignore (or
+/// the select and ignore of a configuration), as ruff reads them: each entry
+/// is a check name or a prefix of one ("ddp-" selects every check; "ALL"
+/// too). An empty Select selects every check; the longest matching entry of
+/// the two lists wins, and Ignore wins a tie.
+bool checkSelected(llvm::StringRef Check, llvm::ArrayRef<std::string> Select,
+                   llvm::ArrayRef<std::string> Ignore);
+
+/// The entries of a --select or --ignore list that name no check and are no
+/// prefix of one: each an error.
+std::vector<std::string>
+unknownCheckSelectors(llvm::ArrayRef<std::string> Selectors);
+
+/// --select (when given) and --ignore.
+struct CommandLineSelection {
+  std::optional<std::vector<std::string>> Select;
+  std::vector<std::string> Ignore;
 };
 
 /// The configurations of the files of one run, each file read once.
@@ -78,6 +118,12 @@ public:
   /// is excluded: --force-exclude's test for the files named on the
   /// command line, as pre-commit names them.
   bool excludedWithFolders(llvm::StringRef File);
+  /// Whether a finding of Check in File (an absolute path) is reported,
+  /// under File's configuration and the command line's selection.
+  bool reports(llvm::StringRef File, llvm::StringRef Check);
+  void setCommandLineSelection(CommandLineSelection Selection) {
+    CommandLine = std::move(Selection);
+  }
   /// The errors of the configuration files read so far, each once; those
   /// returned before are not returned again.
   std::vector<FileProblem> takeErrors();
@@ -88,6 +134,7 @@ private:
   std::optional<PythonConfig> readIn(llvm::StringRef Folder);
 
   const PythonConfig Defaults;
+  CommandLineSelection CommandLine;
   /// By folder: the configuration that governs it.
   llvm::StringMap<const PythonConfig *> ByFolder;
   /// By configuration file, each read once.

@@ -186,15 +186,13 @@ static std::map<std::string, unsigned>
 checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                  const RuleSet &Rules, TorchVersionJudge &Judge,
                  PythonConfigs &Configs, PythonFixMode FixMode,
-                 std::vector<ClangTidyError> &Findings,
+                 std::vector<Finding> &Findings,
                  std::vector<FileProblem> &Errors, ContentStamps *Read) {
   std::map<std::string, unsigned> SyntaxErrors;
   std::vector<JudgedTorch> Judgements;
-  std::vector<const PythonConfig *> FileConfigs;
   std::vector<python::SourceFile> Sources;
   for (const auto &[File, Text] : Texts) {
     const PythonConfig &Config = Configs.forFile(File);
-    FileConfigs.push_back(&Config);
     std::optional<FileProblem> Problem;
     Judgements.push_back(Judge.judge(File, Config, Problem));
     if (Problem)
@@ -228,7 +226,6 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
     StringRef Text = Sources[I].Source;
     const JudgedTorch &Judged = Judgements[I];
     const python::CheckResult &Result = Results[I];
-    const PythonConfig &Config = *FileConfigs[I];
     SyntaxErrors[File] = Result.SyntaxErrors.size();
     // The parser reads Python 3.8 to 3.14; what it cannot read may still be
     // Python, so the message does not say the user is wrong.
@@ -248,9 +245,10 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                "; this file was not checked (the other files were)",
            Result.TooDeep->Offset});
     for (const python::Finding &F : Result.Findings) {
-      if (Config.ignores(CheckName) || suppressed(Text, F.Second.Offset))
+      if (!Configs.reports(File, CheckName) ||
+          suppressed(Text, F.Second.Offset))
         continue;
-      ClangTidyError E(CheckName, ClangTidyError::Warning, "", false);
+      Finding E(ClangTidyError(CheckName, ClangTidyError::Warning, "", false));
       E.Message = message(
           "forward call on DDP-wrapped '" + F.Object +
               "' before the backward of the forward at line " +
@@ -259,8 +257,8 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
               "the buffers that forward saved for backward",
           File, F.Second.Offset);
       auto Note = [&](const std::string &Message, const python::Position &At,
-                      const std::string &In) {
-        E.Notes.push_back(message(Message, In, At.Offset));
+                      const std::string &In, NoteKind Kind = NoteKind::Place) {
+        E.addNote(message(Message, In, At.Offset), Kind);
       };
       if (F.SameForwardInALoop)
         Note("the same forward ran in an earlier iteration of a loop; its "
@@ -282,15 +280,16 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                  F.BuffersAssumption +
                  " (assume-modules-have-buffers = false in [tool.ddpguard] "
                  "reports no such module)",
-             F.Construction, F.ConstructionFile);
-      Note("judged by " + Judged.Description, F.Second, File);
+             F.Construction, F.ConstructionFile, NoteKind::Assumption);
+      Note("judged by " + Judged.Description, F.Second, File,
+           NoteKind::JudgedBy);
       if (const std::optional<TorchVersion> &From =
               Rule->PreservesVersionCountersFrom)
         Note("or upgrade to torch " + From->str() +
                  " or later: there DistributedDataParallel puts the buffers' "
                  "version counters back after its broadcast, and these "
                  "forwards no longer fail",
-             F.Second, File);
+             F.Second, File, NoteKind::Alternative);
       auto Apply = [&](const python::Edit &Fix, const std::string &In) {
         cantFail(E.Message.Fix[In].add(clang::tooling::Replacement(
             In, Fix.Offset, Fix.Length, Fix.Text)));
@@ -319,38 +318,43 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
       switch (FixMode) {
       case PythonFixMode::Broadcast:
         Apply(F.BroadcastFix, F.ConstructionFile);
-        Note(Broadcast, F.Second, File);
+        E.FixTitle =
+            "Set " + F.BroadcastKeyword + "=False at the DDP construction";
+        Note(Broadcast, F.Second, File, NoteKind::FixEffect);
         if (NoSyncWithheld.empty())
           Note("or keep the buffers in sync: --fix-mode=once-per-backward " +
                    NoSync,
-               F.Second, File);
+               F.Second, File, NoteKind::Alternative);
         break;
       case PythonFixMode::NoSync:
         if (NoSyncWithheld.empty()) {
           Apply(F.NoSyncFix, File);
-          Note("the fix " + NoSync, F.Second, File);
+          E.FixTitle = "Run the first forward inside " + F.Object +
+                       ".no_sync()";
+          Note("the fix " + NoSync, F.Second, File, NoteKind::FixEffect);
         } else {
           Note("cannot run the first forward inside no_sync(): " +
                    NoSyncWithheld,
-               F.Second, File);
+               F.Second, File, NoteKind::NoFix);
         }
         Note("or set '" + F.BroadcastKeyword + "' to false (--fix-mode=" +
                  "broadcast), which changes behaviour" + Behaviour,
-             F.Second, File);
+             F.Second, File, NoteKind::Alternative);
         break;
       case PythonFixMode::None:
         Note("fusing the forwards is for C++ only: use --fix-mode=broadcast "
              "or --fix-mode=once-per-backward",
-             F.Second, File);
+             F.Second, File, NoteKind::NoFix);
         break;
       }
       Findings.push_back(std::move(E));
     }
     for (const python::StepFinding &F : Result.Steps) {
       StringRef Check = checks::OptimizerStepBeforeBackward;
-      if (Config.ignores(Check) || suppressed(Text, F.Step.Offset, Check))
+      if (!Configs.reports(File, Check) ||
+          suppressed(Text, F.Step.Offset, Check))
         continue;
-      ClangTidyError E(Check, ClangTidyError::Warning, "", false);
+      Finding E(ClangTidyError(Check, ClangTidyError::Warning, "", false));
       E.Message = message(
           "step of '" + F.Optimizer + "' writes the parameters of '" +
               F.Module + "' in place, which the forward at line " +
@@ -359,8 +363,9 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
               std::to_string(F.Backward.Line) +
               " through that forward will fail",
           File, F.Step.Offset);
-      auto Note = [&](const std::string &Message, const python::Position &At) {
-        E.Notes.push_back(message(Message, File, At.Offset));
+      auto Note = [&](const std::string &Message, const python::Position &At,
+                      NoteKind Kind = NoteKind::Place) {
+        E.addNote(message(Message, File, At.Offset), Kind);
       };
       Note("the forward that saved the parameters of '" + F.Module + "'",
            F.Forward);
@@ -369,24 +374,25 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
         Note("assuming that a step of '" + F.OptimizerClass +
                  "' bumps the version counters of the parameters it updates, "
                  "as every torch.optim step does unless fused=True",
-             F.Step);
+             F.Step, NoteKind::Assumption);
       Note("no fix is offered: moving the step after the backward at line " +
                std::to_string(F.Backward.Line) +
                " would make it use that backward's gradients too, and "
                "recomputing the forward after the step would change what the "
                "later loss sees; both change what training computes",
-           F.Step);
+           F.Step, NoteKind::NoFix);
       Note("on every supported torch: torch.optim steps bump the version "
            "counters of the parameters they update unless fused=True "
            "(measured on 2.11.0 and 2.15.0)",
-           F.Step);
+           F.Step, NoteKind::EveryTorch);
       Findings.push_back(std::move(E));
     }
     for (const python::ValueWriteFinding &F : Result.ValueWrites) {
       StringRef Check = checks::InPlaceWriteBeforeBackward;
-      if (Config.ignores(Check) || suppressed(Text, F.Write.Offset, Check))
+      if (!Configs.reports(File, Check) ||
+          suppressed(Text, F.Write.Offset, Check))
         continue;
-      ClangTidyError E(Check, ClangTidyError::Warning, "", false);
+      Finding E(ClangTidyError(Check, ClangTidyError::Warning, "", false));
       std::string Saver = "'" + F.Saver + "' at line " +
                           std::to_string(F.Saved.Line);
       E.Message = message(
@@ -398,8 +404,9 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                    : "the backward at line " + std::to_string(F.Backward.Line) +
                          " through it will fail"),
           File, F.Write.Offset);
-      auto Note = [&](const std::string &Message, const python::Position &At) {
-        E.Notes.push_back(message(Message, File, At.Offset));
+      auto Note = [&](const std::string &Message, const python::Position &At,
+                      NoteKind Kind = NoteKind::Place) {
+        E.addNote(message(Message, File, At.Offset), Kind);
       };
       Note("'" + F.Saver + "' saved the tensor for backward here, and the "
            "backward checks that its version counter has not moved since",
@@ -409,15 +416,17 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                  "backward of whoever trains this module fails"
                : "the backward that fails is here",
            F.Backward);
-      if (F.FixWithheld.empty())
+      if (F.FixWithheld.empty()) {
         for (const python::Edit &Fix : F.Fix)
           cantFail(E.Message.Fix[File].add(clang::tooling::Replacement(
               File, Fix.Offset, Fix.Length, Fix.Text)));
-      else
-        Note("no fix is offered: " + F.FixWithheld, F.Write);
+        if (!F.Fix.empty())
+          E.FixTitle = "Write it out of place";
+      } else
+        Note("no fix is offered: " + F.FixWithheld, F.Write, NoteKind::NoFix);
       Note("on every supported torch: autograd checks the version counter of "
            "each tensor it saved (measured on 2.11.0 and 2.15.0)",
-           F.Write);
+           F.Write, NoteKind::EveryTorch);
       Findings.push_back(std::move(E));
     }
   }
@@ -427,7 +436,7 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
 unsigned checkPythonSource(const std::string &File, StringRef Text,
                            const RuleSet &Rules, TorchVersionJudge &Judge,
                            PythonConfigs &Configs, PythonFixMode FixMode,
-                           std::vector<ClangTidyError> &Findings,
+                           std::vector<Finding> &Findings,
                            std::vector<FileProblem> &Errors) {
   return checkPythonTexts({{File, Text}}, Rules, Judge, Configs, FixMode,
                           Findings, Errors, /*Read=*/nullptr)[File];
@@ -437,7 +446,7 @@ std::map<std::string, unsigned>
 checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
                  TorchVersionJudge &Judge, PythonConfigs &Configs,
                  PythonFixMode FixMode,
-                 std::vector<ClangTidyError> &Findings,
+                 std::vector<Finding> &Findings,
                  std::vector<FileProblem> &Errors, ContentStamps &Read) {
   // Every file first, so that names one imports from another are followed.
   std::vector<std::unique_ptr<MemoryBuffer>> Buffers;

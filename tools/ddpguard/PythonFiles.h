@@ -7,7 +7,7 @@
 // project's pins (requirements*.txt, pyproject.toml, lock files, searched
 // upwards from the file), else the oldest supported one. Findings
 // become the same ClangTidyErrors the C++ check makes, so every output
-// format, --diff and the exit status treat them alike; a `# noqa` comment on
+// format, --diff-base and the exit status treat them alike; a `# noqa` comment on
 // the warning's line (bare, or naming the check) suppresses one.
 //
 //===----------------------------------------------------------------------===//
@@ -71,7 +71,7 @@ std::map<std::string, unsigned>
 checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
                  TorchVersionJudge &Judge, PythonConfigs &Configs,
                  PythonFixMode FixMode,
-                 std::vector<clang::tidy::ClangTidyError> &Findings,
+                 std::vector<Finding> &Findings,
                  std::vector<FileProblem> &Errors, ContentStamps &Read);
 
 /// Checks Text, the source of File (an absolute path; read from standard
@@ -80,7 +80,7 @@ checkPythonFiles(const std::vector<std::string> &Files, const RuleSet &Rules,
 unsigned checkPythonSource(const std::string &File, llvm::StringRef Text,
                            const RuleSet &Rules, TorchVersionJudge &Judge,
                            PythonConfigs &Configs, PythonFixMode FixMode,
-                           std::vector<clang::tidy::ClangTidyError> &Findings,
+                           std::vector<Finding> &Findings,
                            std::vector<FileProblem> &Errors);
 
 } // namespace ddpguard

@@ -19,6 +19,32 @@ namespace json = llvm::json;
 namespace ddpguard {
 
 
+llvm::StringRef noteKindName(NoteKind Kind) {
+  switch (Kind) {
+  case NoteKind::Place:
+    return "place";
+  case NoteKind::JudgedBy:
+    return "judged-by";
+  case NoteKind::EveryTorch:
+    return "every-torch";
+  case NoteKind::Assumption:
+    return "assumption";
+  case NoteKind::FixEffect:
+    return "fix-effect";
+  case NoteKind::NoFix:
+    return "no-fix";
+  case NoteKind::Alternative:
+    return "alternative";
+  }
+  llvm_unreachable("every note kind is named");
+}
+
+void Finding::addNote(DiagnosticMessage Note, NoteKind Kind) {
+  NoteKinds.resize(Notes.size(), NoteKind::Place);
+  Notes.push_back(std::move(Note));
+  NoteKinds.push_back(Kind);
+}
+
 const DiagnosticMessage *broadcastFixNote(const ClangTidyError &F) {
   if (F.Message.Fix.empty())
     return nullptr;
@@ -76,7 +102,7 @@ static void writeMessage(llvm::raw_ostream &OS, const DiagnosticMessage &M,
                          llvm::StringRef Level, llvm::StringRef Suffix,
                          LineTable &Lines) {
   auto [Line, Column] = Lines.position(M.FilePath, M.FileOffset);
-  OS << M.FilePath << ":" << Line << ":" << Column << ": " << Level << ": "
+  OS << workingPath(M.FilePath) << ":" << Line << ":" << Column << ": " << Level << ": "
      << M.Message << Suffix << "\n";
 }
 
@@ -127,19 +153,23 @@ static json::Array replacements(const DiagnosticMessage &M) {
 void writeJson(llvm::raw_ostream &OS, const RunReport &Report,
                LineTable &Lines) {
   json::Array Items;
-  for (const ClangTidyError &F : Report.Findings) {
+  for (const Finding &F : Report.Findings) {
     json::Object Item = location(F.Message, Lines);
     Item["check"] = F.DiagnosticName;
     Item["message"] = F.Message.Message;
     json::Array Notes;
-    for (const DiagnosticMessage &Note : F.Notes) {
+    for (size_t I = 0; I < F.Notes.size(); ++I) {
+      const DiagnosticMessage &Note = F.Notes[I];
       json::Object N = location(Note, Lines);
       N["message"] = Note.Message;
+      N["kind"] = noteKindName(F.kindOf(I));
       N["fix"] = replacements(Note);
       Notes.push_back(std::move(N));
     }
     Item["notes"] = std::move(Notes);
     Item["fix"] = replacements(F.Message);
+    if (!F.FixTitle.empty())
+      Item["fixTitle"] = F.FixTitle;
     Items.push_back(std::move(Item));
   }
   json::Array Warnings;
@@ -431,7 +461,7 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
   // Identical fingerprints (the same forwards twice in one function) are
   // told apart by their order, as code scanning's own line hashes are.
   std::map<std::string, unsigned> FingerprintCount;
-  for (const ClangTidyError &F : Report.Findings) {
+  for (const Finding &F : Report.Findings) {
     json::Array Related;
     // Describe what the warning's fix does: the broadcast fix changes
     // behaviour, and its note says how.

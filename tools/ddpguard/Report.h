@@ -43,6 +43,45 @@ struct FileProblem {
   std::optional<unsigned> Offset = std::nullopt;
 };
 
+/// What a note of a finding tells, carried as data so that no reader parses
+/// its text (the output formats, the language server through JSON).
+enum class NoteKind {
+  /// A place in the finding's story: a forward, the backward, a construction.
+  Place,
+  /// Which torch version the file was judged by.
+  JudgedBy,
+  /// That the finding holds on every supported torch.
+  EveryTorch,
+  /// What the checker assumed.
+  Assumption,
+  /// What the offered fix does and changes.
+  FixEffect,
+  /// Why no fix is offered.
+  NoFix,
+  /// Another fix, or a torch upgrade, that also removes the finding.
+  Alternative,
+};
+
+/// The name of a kind in JSON ("judged-by").
+llvm::StringRef noteKindName(NoteKind Kind);
+
+/// A finding of ddpguard's checks: clang-tidy's error with a kind per note.
+struct Finding : clang::tidy::ClangTidyError {
+  explicit Finding(clang::tidy::ClangTidyError Error)
+      : ClangTidyError(std::move(Error)) {}
+  /// The kind of each note, in the order of Notes; a note past its end (one
+  /// of the C++ check's, which reach here as clang-tidy's text) is a Place.
+  std::vector<NoteKind> NoteKinds;
+  /// What the fix of the warning does, in a few words, as ruff's fix titles
+  /// ("Set broadcast_buffers=False at the DDP construction"); empty when
+  /// there is no fix or none was given (the C++ check's).
+  std::string FixTitle;
+  NoteKind kindOf(size_t Note) const {
+    return Note < NoteKinds.size() ? NoteKinds[Note] : NoteKind::Place;
+  }
+  void addNote(clang::tooling::DiagnosticMessage Note, NoteKind Kind);
+};
+
 /// The note that says the fix on F's warning sets broadcast_buffers to
 /// false, and what that changes; null when the warning carries no such fix.
 const clang::tooling::DiagnosticMessage *
@@ -53,8 +92,8 @@ std::string fileUri(llvm::StringRef Path);
 
 /// Everything one run reports.
 struct RunReport {
-  /// The check's warnings, each once.
-  std::vector<clang::tidy::ClangTidyError> Findings;
+  /// The checks' warnings, each once.
+  std::vector<Finding> Findings;
   /// The compiler's own warnings (--show-compiler-warnings), each once.
   std::vector<clang::tidy::ClangTidyError> CompilerWarnings;
   std::vector<FileProblem> Errors;

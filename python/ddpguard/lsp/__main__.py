@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 # ddpguard-lsp chooses these itself for every run.
-_OWN_OPTIONS = ("--format", "--stdin-filename", "--fix", "--diff",
-                "--line-filter", "--export-fixes")
+_OWN_OPTIONS = ("--format", "--output-format", "--stdin-filename", "--fix",
+                "--diff", "--diff-base", "--line-filter", "--export-fixes")
 
 
 def find_ddpguard(option: str | None) -> str | None:

@@ -21,7 +21,6 @@ SOURCE = "ddpguard"
 
 # LSP's line terminators (not str.splitlines's, which has more).
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
-_FIX_NOTE = re.compile(r"^the fix sets '(\w+)' to false")
 
 
 class Positions:
@@ -74,12 +73,9 @@ class Conversion:
 
 
 def _fix_title(finding: dict[str, Any]) -> str:
-    if finding.get("check") == "inplace-write-before-backward":
-        return "Write it out of place (ddpguard)"
-    for note in finding.get("notes", []):
-        match = _FIX_NOTE.match(note.get("message", ""))
-        if match:
-            return f"Set {match.group(1)}=False at the DDP construction (ddpguard)"
+    """The report's own title of the fix (its fixTitle field), named."""
+    if title := finding.get("fixTitle"):
+        return f"{title} (ddpguard)"
     return "Apply ddpguard's fix"
 
 

@@ -133,7 +133,9 @@ shutil.copy(os.path.join(inputs, "python", "two_view.py"), os.path.join(py, "tra
 run(["git", "add", "train.py"], py)
 bad = run(["git", "commit", "-m", "two views"], py, ok=False)
 assert bad.returncode != 0 and "Failed" in bad.stdout, bad.stdout
-assert "train.py:8:12: warning: forward call on DDP-wrapped 'model'" in bad.stdout, bad.stdout
+# Python files: ruff's concise output by default.
+assert ("train.py:8:12: ddp-multiple-forward-before-backward [*] forward call "
+        "on DDP-wrapped 'model'") in bad.stdout, bad.stdout
 assert "generated" not in bad.stdout, bad.stdout
 assert py_head() == before
 
