@@ -102,7 +102,12 @@ def run_case(case, ddpguard, default_timeout, keep):
         if case.setup:
             case.setup(root)
         before = snapshot(root)
-        command = prefix + [ddpguard] + [substitute(a, root) for a in case.args]
+        # The full format: findings in clang's "file:line:col: warning:" form,
+        # which WARNING reads; a case that names a format keeps its own.
+        args = [substitute(a, root) for a in case.args]
+        if not any("format" in a for a in args):
+            args = ["--output-format=full"] + args
+        command = prefix + [ddpguard] + args
         timeout = case.timeout or default_timeout
         start = time.monotonic()
         process = subprocess.Popen(
