@@ -207,7 +207,9 @@ def fix_and_run(args, version, python, script, work, mode):
     os.makedirs(work, exist_ok=True)
     fixed = os.path.join(work, os.path.basename(script))
     shutil.copyfile(script, fixed)
-    cmd = [args.ddpguard, "--fix", "--fix-mode=" + mode, "--torch-version", version, fixed]
+    # The full format: the notes say why a fix is withheld.
+    cmd = [args.ddpguard, "--fix", "--fix-mode=" + mode, "--output-format=full",
+           "--torch-version", version, fixed]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = proc.stdout.decode("utf-8", "replace")
     log = fixed[:-3] + ".log"
