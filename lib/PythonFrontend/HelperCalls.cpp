@@ -126,24 +126,12 @@ void Lowering::inlineBody(Inlined &Call, unsigned Depth, bool &Found) {
     StringRef Method =
         type(Callee) == "attribute" ? In.text(field(Callee, "attribute")) : "";
     if (Method == "step") {
-      TSNode Stepped = field(Callee, "object");
-      std::optional<Frontend::OptimizerInfo> Optimizer =
-          In.optimizerNamed(Stepped, Helper);
-      if (!Optimizer) {
-        Stepped = namedChild(Arguments, 0);
-        Optimizer = In.optimizerNamed(Stepped, Helper);
+      TSNode Stepped;
+      if (std::optional<Frontend::OptimizerInfo> Optimizer =
+              In.steppedOptimizer(C, Helper, Stepped)) {
+        appendStep(site(Call.Site), ArgumentNamed(Stepped), *Optimizer);
+        Found = true;
       }
-      if (!Optimizer || !Optimizer->Bumps)
-        continue;
-      SiteId Site = site(Call.Site);
-      Steps[Site] = {ArgumentNamed(Stepped), *Optimizer};
-      llvm::SmallVector<TensorSetId, 2> Written;
-      for (const std::string &Key : Optimizer->ParametersOf)
-        for (TensorSetId Set : overlappingParameters(Key))
-          if (!llvm::is_contained(Written, Set))
-            Written.push_back(Set);
-      Graph.append(Current, Event::write(Site, WriteKind::Step, Written));
-      Found = true;
       continue;
     }
     if (Method == "backward" || Method == "manual_backward" ||

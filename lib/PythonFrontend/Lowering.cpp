@@ -466,6 +466,17 @@ Lowering::Values Lowering::expression(TSNode N) {
   return children(N);
 }
 
+void Lowering::appendStep(SiteId Site, std::string Optimizer,
+                          const Frontend::OptimizerInfo &Info) {
+  llvm::SmallVector<TensorSetId, 2> Written;
+  for (const std::string &Key : Info.ParametersOf)
+    for (TensorSetId Set : overlappingParameters(Key))
+      if (!llvm::is_contained(Written, Set))
+        Written.push_back(Set);
+  Steps[Site] = {std::move(Optimizer), Info};
+  Graph.append(Current, Event::write(Site, WriteKind::Step, Written));
+}
+
 Lowering::Values Lowering::call(TSNode N) {
   TSNode Callee = field(N, "function");
   TSNode Arguments = field(N, "arguments");
@@ -551,23 +562,11 @@ Lowering::Values Lowering::call(TSNode N) {
   // opt.step(), scaler.step(opt): the step writes the parameters.
   if (TracksSteps && type(Callee) == "attribute" &&
       F.text(field(Callee, "attribute")) == "step") {
-    TSNode Stepped = field(Callee, "object");
-    std::optional<Frontend::OptimizerInfo> Optimizer =
-        F.optimizerNamed(Stepped, S);
-    if (!Optimizer) {
-      Stepped = namedChild(Arguments, 0);
-      Optimizer = F.optimizerNamed(Stepped, S);
-    }
-    if (Optimizer && Optimizer->Bumps) {
+    TSNode Stepped;
+    if (std::optional<Frontend::OptimizerInfo> Optimizer =
+            F.steppedOptimizer(N, S, Stepped)) {
       Values All = children(Arguments);
-      SiteId Site = site(N);
-      Steps[Site] = {F.text(Stepped).str(), *Optimizer};
-      llvm::SmallVector<TensorSetId, 2> Written;
-      for (const std::string &Key : Optimizer->ParametersOf)
-        for (TensorSetId Set : overlappingParameters(Key))
-          if (!llvm::is_contained(Written, Set))
-            Written.push_back(Set);
-      Graph.append(Current, Event::write(Site, WriteKind::Step, Written));
+      appendStep(site(N), F.text(Stepped).str(), *Optimizer);
       return All;
     }
   }

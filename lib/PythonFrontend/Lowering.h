@@ -109,6 +109,10 @@ private:
               TSNode Right = TSNode{});
   Values expression(TSNode N);
   Values call(TSNode N);
+  /// Appends at Site a step of Optimizer (as the code names it) that writes
+  /// the parameter sets Info steps, and records it for the finding.
+  void appendStep(SiteId Site, std::string Optimizer,
+                  const Frontend::OptimizerInfo &Info);
   /// A call of a function of the run where steps are followed: the steps,
   /// backwards and module forwards of its body (and of the functions it
   /// calls, to a depth) appended at the call, in the body's order, each

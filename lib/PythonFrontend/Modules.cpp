@@ -444,6 +444,20 @@ Frontend::optimizerNamed(TSNode N, const Scope &S, unsigned Depth) const {
   return std::nullopt;
 }
 
+std::optional<Frontend::OptimizerInfo>
+Frontend::steppedOptimizer(TSNode Call, const Scope &S, TSNode &Stepped) const {
+  // opt.step(), else scaler.step(opt); a fused step bumps no version.
+  Stepped = field(field(Call, "function"), "object");
+  std::optional<OptimizerInfo> Optimizer = optimizerNamed(Stepped, S);
+  if (!Optimizer) {
+    Stepped = namedChild(field(Call, "arguments"), 0);
+    Optimizer = optimizerNamed(Stepped, S);
+  }
+  if (!Optimizer || !Optimizer->Bumps)
+    return std::nullopt;
+  return Optimizer;
+}
+
 std::optional<std::string> Frontend::moduleOrPartKey(TSNode N,
                                                      const Scope &S) const {
   // model.module is the DDP object's wrapped module: model's parameters.

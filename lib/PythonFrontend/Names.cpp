@@ -606,35 +606,32 @@ const std::vector<std::pair<TSNode, const Scope *>> &
 Frontend::callSitesOf(const Scope &Function) const {
   if (!Files.CallSitesBuilt) {
     Files.CallSitesBuilt = true;
+    // The calls a name resolves first; then the methods called on
+    // instances, whose values the calls found by name bind.
+    std::vector<std::pair<Frontend *, std::pair<TSNode, const Scope *>>>
+        Unresolved;
     llvm::SmallPtrSet<Frontend *, 8> Seen;
     for (const auto &Entry : Files.ByPath) {
       Frontend *File = Entry.second;
       if (!Seen.insert(File).second)
         continue;
       for (const auto &Owned : File->Scopes)
-        for (TSNode B : Owned->Bindings)
-          if (type(B) == "call")
-            if (const Scope *Called =
-                    File->calledFunctionByName(field(B, "function"), *Owned))
-              Files.CallSites[Called].push_back({B, Owned.get()});
+        for (TSNode B : Owned->Bindings) {
+          if (type(B) != "call")
+            continue;
+          if (const Scope *Called =
+                  File->calledFunctionByName(field(B, "function"), *Owned))
+            Files.CallSites[Called].push_back({B, Owned.get()});
+          else
+            Unresolved.push_back({File, {B, Owned.get()}});
+        }
     }
-    // Then the methods called on instances, whose values the calls above
-    // bind.
     std::vector<std::pair<const Scope *, std::pair<TSNode, const Scope *>>>
         Methods;
-    Seen.clear();
-    for (const auto &Entry : Files.ByPath) {
-      Frontend *File = Entry.second;
-      if (!Seen.insert(File).second)
-        continue;
-      for (const auto &Owned : File->Scopes)
-        for (TSNode B : Owned->Bindings)
-          if (type(B) == "call" &&
-              !File->calledFunctionByName(field(B, "function"), *Owned))
-            if (const Scope *Called = File->calledMethodOfInstance(
-                    field(B, "function"), *Owned))
-              Methods.push_back({Called, {B, Owned.get()}});
-    }
+    for (const auto &[File, Site] : Unresolved)
+      if (const Scope *Called = File->calledMethodOfInstance(
+              field(Site.first, "function"), *Site.second))
+        Methods.push_back({Called, Site});
     for (auto &[Called, Site] : Methods)
       Files.CallSites[Called].push_back(Site);
   }
