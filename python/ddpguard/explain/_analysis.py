@@ -226,6 +226,18 @@ def module_path(module: Any, state: State) -> str:
     return type(module).__name__
 
 
+def _named_title(named: tuple[str, str, Any, Any, bool], saver: str) -> str:
+    """The title of a tensor name_tensor named: kind, name, the module that
+    owns it, the model it is in, and the view its saver (a node's name) kept."""
+    name, kind, owner, root, view = named
+    owner_text = (f" ({type(owner).__name__} '{name.rpartition('.')[0]}')"
+                  if owner is not None and owner is not root
+                  and name.rpartition(".")[0] else "")
+    root_text = f" of {root_name(root)}" if root is not None else ""
+    return (f"{kind} {name}{owner_text}{root_text}"
+            + (f", through a view saved by {saver}" if view else ""))
+
+
 def root_name(root: Any) -> str:
     var = variable_name(root)
     if _is_ddp(root) or _is_compiled(root):
@@ -396,13 +408,8 @@ def explain(exc: BaseException, roots: Iterable[Any], backward_site: Optional[Si
     for s in stale:
         named = name_tensor(s.tensor, state) if s.tensor is not None else None
         if named:
-            name, kind, owner, root, view = named
-            owner_text = (f" ({type(owner).__name__} '{name.rpartition('.')[0]}')"
-                          if owner is not None and owner is not root
-                          and name.rpartition(".")[0] else "")
-            root_text = f" of {root_name(root)}" if root is not None else ""
-            title = (f"{kind} {name}{owner_text}{root_text}"
-                     + (f", through a view saved by {type(s.node).__name__}" if view else ""))
+            kind = named[1]
+            title = _named_title(named, type(s.node).__name__)
         elif s.attr == "saved_tensors":
             kind = None
             title = _function_saved(s)
@@ -522,13 +529,8 @@ def explain_silent(changed: list, roots: Iterable[Any], backward_site: Optional[
         named = name_tensor(t, state)
         kind = None
         if named:
-            name, kind, owner, root, view = named
-            owner_text = (f" ({type(owner).__name__} '{name.rpartition('.')[0]}')"
-                          if owner is not None and owner is not root
-                          and name.rpartition(".")[0] else "")
-            root_text = f" of {root_name(root)}" if root is not None else ""
-            title = (f"{kind} {name}{owner_text}{root_text}"
-                     + (f", through a view saved by {node}" if view else ""))
+            kind = named[1]
+            title = _named_title(named, node)
         elif saved.output_of:
             title = f"the output of {saved.output_of.removesuffix('Backward0')}"
         else:
