@@ -7,6 +7,12 @@ namespace python {
 namespace detail {
 
 using namespace model;
+
+/// How many calls that keep norm layers from saving their running
+/// statistics (torch.compile, convert_sync_batchnorm) the module being
+/// followed is inside; thread-local because the follow crosses files, each
+/// its own Frontend.
+static thread_local unsigned RunningStatisticsUnsaved = 0;
 using llvm::StringRef;
 
 Buffers Frontend::classBuffers(TSNode Class, unsigned Depth,
@@ -149,8 +155,11 @@ Buffers Frontend::ownBuffersSaved(TSNode Class,
       AgainstParameters = false;
       TSNode Call = ts_node_parent(Parent);
       TSNode Callee = field(Call, "function");
+      // self.pos(self.position_ids): a submodule's forward (an embedding
+      // saves its indices) is taken to save what it is given.
       if (type(Callee) == "attribute")
-        AgainstParameters = DerivesFromParameters(field(Callee, "object"));
+        AgainstParameters = DerivesFromParameters(field(Callee, "object")) ||
+                            DerivesFromParameters(Callee);
       forEachNamedChild(Parent, [&](TSNode Argument) {
         if (!ts_node_eq(Argument, N))
           AgainstParameters |= DerivesFromParameters(Argument);
@@ -217,8 +226,18 @@ Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
   std::string Name = qualifiedName(Callee);
   if (Name == "copy.deepcopy")
     return moduleBuffers(namedChild(Arguments, 0), S, Depth + 1, Why);
-  if (StringRef(Name).ends_with("convert_sync_batchnorm"))
-    return Buffers::Yes;
+  // torch.compile(model): its graph saves the batch's statistics, not the
+  // norm layers' running ones (run on torch 2.11.0); other buffers (index
+  // tables, cached constants) it saves as eager does. SyncBatchNorm's own
+  // function, run with more than one rank, saves none of them either
+  // (torch/nn/modules/_functions.py, 2.11 to 2.15; docs/python-checker.md).
+  if (Name == "torch.compile" ||
+      StringRef(Name).ends_with("convert_sync_batchnorm")) {
+    ++RunningStatisticsUnsaved;
+    Buffers Held = moduleBuffers(namedChild(Arguments, 0), S, Depth + 1, Why);
+    --RunningStatisticsUnsaved;
+    return Held;
+  }
   StringRef Qualified(Name);
   if (Qualified.consume_front("torch.nn.")) {
     if (Qualified == "Sequential" || Qualified == "ModuleList" ||
@@ -238,7 +257,8 @@ Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
         On = type(field(A, "value")) == "true";
       }
     });
-    return torchNNBuffers(Qualified, Off, On);
+    return RunningStatisticsUnsaved ? Buffers::No
+                                    : torchNNBuffers(Qualified, Off, On);
   }
   if (Qualified.consume_front("torchvision.models."))
     return torchvisionBuffers(Qualified.substr(Qualified.rfind('.') + 1));
