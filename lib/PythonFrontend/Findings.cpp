@@ -57,8 +57,7 @@ void Lowering::reportSilentWrite(const AnalysisResult &R, const Clobber &C,
                                  CheckResult &Result) {
   // The earliest saver in the file with a backward through it; a write to
   // parameters counts only backwards of the scope's own code, as a step.
-  bool OnValue = Write.Module.empty() &&
-                 Write.WrittenBy != SilentWriteFinding::Way::FusedStep;
+  bool OnValue = Write.OnValue;
   std::optional<std::pair<Position, SiteId>> First;
   std::optional<SiteId> Backward;
   for (OriginId Saver : C.Savers) {

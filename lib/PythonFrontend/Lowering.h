@@ -59,8 +59,11 @@ public:
     SilentWriteFinding::Way WrittenBy;
     std::string Operation;
     std::string Tensor;
-    /// The modules whose parameters it writes, as displayName gives them.
+    /// The modules whose parameters a loop variable runs over, as
+    /// displayName gives them.
     std::string Module;
+    /// It writes a value's storage, not a module's parameters.
+    bool OnValue = false;
   };
   std::map<SiteId, SilentWrite> SilentWrites;
   /// The operations that may save a value, by site.

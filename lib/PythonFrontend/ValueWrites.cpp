@@ -269,7 +269,7 @@ void Lowering::silentWrite(TSNode N, TSNode Written, bool ThroughData,
                             ? SilentWriteFinding::Way::Data
                             : SilentWriteFinding::Way::PreservedVersionCounter,
                         std::move(Operation), F.text(Tensor).str(),
-                        llvm::join(Names, ", ")};
+                        llvm::join(Names, ", "), Sets.empty()};
 }
 
 std::vector<std::string> Lowering::iteratedParameters(TSNode Tensor) {
