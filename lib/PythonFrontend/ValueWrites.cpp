@@ -245,8 +245,12 @@ void Lowering::silentWrite(TSNode N, TSNode Written, bool ThroughData,
   std::vector<std::string> Names;
   for (const std::string &Key : Keys)
     Names.push_back(displayName(Key));
-  if (Keys.empty())
-    if (std::optional<std::string> Key = F.moduleOrPartKey(Tensor, S))
+  // model.fc.weight names a part; model[2].weight the module it indexes.
+  for (TSNode Part = Tensor; Keys.empty() && !isNull(Part);
+       Part = type(Part) == "attribute"   ? field(Part, "object")
+              : type(Part) == "subscript" ? field(Part, "value")
+                                          : TSNode{})
+    if (std::optional<std::string> Key = F.moduleOrPartKey(Part, S))
       Keys.push_back(*Key);
   llvm::SmallVector<TensorSetId, 2> Sets;
   for (const std::string &Key : Keys) {
