@@ -237,8 +237,16 @@ void Lowering::silentWrite(TSNode N, TSNode Written, bool ThroughData,
   // Measured (test/python/silent/data_write_unsaved_param.py and the
   // layers' backwards on 2.11.0): no node of Linear, Conv, LayerNorm or
   // BatchNorm reads its bias, so writing one changes no gradient.
-  if (type(Tensor) == "attribute" && F.text(field(Tensor, "attribute")) == "bias")
+  if (type(Tensor) == "attribute" &&
+      F.text(field(Tensor, "attribute")) == "bias")
     return;
+  // A gradient (p.grad.data.zero_()) is saved by no forward.
+  for (TSNode Part = Tensor;
+       type(Part) == "attribute" || type(Part) == "subscript";
+       Part = field(Part, type(Part) == "attribute" ? "object" : "value"))
+    if (type(Part) == "attribute" &&
+        F.text(field(Part, "attribute")) == "grad")
+      return;
   // A loop variable is named by the modules it runs over; `model.fc.weight`
   // names itself.
   std::vector<std::string> Keys = iteratedParameters(Tensor);
@@ -281,7 +289,8 @@ std::vector<std::string> Lowering::iteratedParameters(TSNode Tensor) {
     return {};
   StringRef Name = F.text(Tensor);
   for (TSNode Loop = ts_node_parent(Tensor);
-       !isNull(Loop) && !ts_node_eq(Loop, S.Node); Loop = ts_node_parent(Loop)) {
+       !isNull(Loop) && !ts_node_eq(Loop, S.Node);
+       Loop = ts_node_parent(Loop)) {
     if (type(Loop) != "for_statement")
       continue;
     TSNode Left = field(Loop, "left");

@@ -461,7 +461,8 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
               (F.ThroughResult
                    ? std::string("a backward through the result of this "
                                  "forward")
-                   : "the backward at line " + std::to_string(F.Backward.Line)) +
+                   : "the backward at line " +
+                         std::to_string(F.Backward.Line)) +
               " raises nothing and computes gradients from values the "
               "forward did not see",
           File, F.Write.Offset);
