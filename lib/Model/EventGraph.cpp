@@ -65,10 +65,11 @@ Event Event::op(SiteId Site, bool GradEnabled, ValueId Output,
 
 Event Event::write(SiteId Site, WriteKind Kind,
                    llvm::ArrayRef<TensorSetId> Sets,
-                   llvm::ArrayRef<ValueId> Through) {
+                   llvm::ArrayRef<ValueId> Through, bool Silent) {
   Event E{Kind::Write};
   E.Site = Site;
   E.Writes = Kind;
+  E.Silent = Silent;
   E.Sets.assign(Sets.begin(), Sets.end());
   E.Sources.assign(Through.begin(), Through.end());
   return E;

@@ -127,6 +127,11 @@ struct Event {
   /// Write: the sets it bumps, and how.
   llvm::SmallVector<TensorSetId, 1> Sets;
   WriteKind Writes = WriteKind::Step;
+  /// Write: it leaves the version counters as they were (a fused optimizer
+  /// step, a write through .data, one under
+  /// _unsafe_preserve_version_counter). It clobbers what was saved all the
+  /// same, but the backward raises nothing and reads the written values.
+  bool Silent = false;
   /// Storage: the tensor sets a value's storage may be (views and copies of
   /// a tensor handle share theirs). Forward, Op, Derive: Target's storage
   /// becomes NewStorage (a tensor the event makes), else that of StorageOf
@@ -147,7 +152,8 @@ struct Event {
   static Event ret(SiteId Site, llvm::ArrayRef<ValueId> Sources);
   static Event write(SiteId Site, WriteKind Kind,
                      llvm::ArrayRef<TensorSetId> Sets,
-                     llvm::ArrayRef<ValueId> Through = {});
+                     llvm::ArrayRef<ValueId> Through = {},
+                     bool Silent = false);
   /// An op with Output's storage NewStorage (see Kind::Op).
   static Event op(SiteId Site, bool GradEnabled, ValueId Output,
                   llvm::ArrayRef<ValueId> Inputs, TensorSetId NewStorage);

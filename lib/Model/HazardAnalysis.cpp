@@ -973,7 +973,9 @@ void HazardAnalyzer::anticipate(AnalysisResult &Result) {
   }
 
   for (auto &[Second, Made] : Firsts)
-    Result.Clobbers.push_back({Second, std::move(Made)});
+    Result.Clobbers.push_back(
+        {Second, std::move(Made),
+         G.isWriteOrigin(Second) && G.eventOf(Second).Silent});
   llvm::sort(Result.Clobbers, [](const Clobber &L, const Clobber &R) {
     return L.Writer < R.Writer;
   });

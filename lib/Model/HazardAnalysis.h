@@ -23,6 +23,10 @@
 // to what is live. The gradients autograd::grad returns derive from the
 // roots' graphs with create_graph, and from nothing without it.
 //
+// A silent write (one that leaves the version counters as they were: a fused
+// step, a write through .data) clobbers exactly as a write that bumps them;
+// only what the backward then does differs, which Clobber::Silent says.
+//
 // W clobbers F1 when F1's graph is live and F1 saved a set W writes just
 // before W; the pair fails at each later backward that traverses F1's graph
 // before it dies. The pairs can be quadratic in number, so they are never carried
@@ -73,9 +77,12 @@ struct BackwardUse {
 
 /// A write while graphs of forwards that saved what it writes are live, and
 /// a later backward traverses them: every (saver, Writer) pair fails.
+/// A silent writer (Event::Silent) clobbers the same savers; the backward
+/// then raises nothing and computes from the written values.
 struct Clobber {
   OriginId Writer;
   llvm::SparseBitVector<> Savers;
+  bool Silent = false;
 };
 
 struct AnalysisOptions {

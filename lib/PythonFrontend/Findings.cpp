@@ -52,10 +52,65 @@ void Lowering::reportValueWrite(const AnalysisResult &R, const Clobber &C,
   Result.ValueWrites.push_back(std::move(Found));
 }
 
+void Lowering::reportSilentWrite(const AnalysisResult &R, const Clobber &C,
+                                 const SilentWrite &Write,
+                                 CheckResult &Result) {
+  // The earliest saver in the file with a backward through it; a write to
+  // parameters counts only backwards of the scope's own code, as a step.
+  bool OnValue = Write.OnValue;
+  std::optional<std::pair<Position, SiteId>> First;
+  std::optional<SiteId> Backward;
+  for (OriginId Saver : C.Savers) {
+    SiteId Site = Graph.eventOf(Saver).Site;
+    if (OnValue && !SavingOps.count(Site))
+      continue;
+    Position At = Sites[Site];
+    if (First && !(At < First->first))
+      continue;
+    std::optional<SiteId> B = R.firstBackward(Saver, C.Writer);
+    if (B && (OnValue || !ResultBackwards.count(*B))) {
+      First = {At, Site};
+      Backward = B;
+    }
+  }
+  if (!First)
+    return;
+  SilentWriteFinding Found;
+  Found.WrittenBy = Write.WrittenBy;
+  Found.Operation = Write.Operation;
+  Found.Tensor = Write.Tensor;
+  Found.Module = Write.Module;
+  if (auto Op = SavingOps.find(First->second); Op != SavingOps.end()) {
+    StringRef Saver = F.text(Op->second);
+    Found.Saver = Saver.contains('\n') || Saver.size() > 60
+                      ? (Saver.take_until([](char C) { return C == '('; }) +
+                         "(...)")
+                            .str()
+                      : Saver.str();
+  }
+  Found.Write = Sites[Graph.eventOf(C.Writer).Site];
+  Found.Saved = First->first;
+  Found.Backward = Sites[*Backward];
+  Found.ThroughResult = ResultBackwards.count(*Backward);
+  std::string Line = std::to_string(Found.Backward.Line);
+  Found.FixWithheld =
+      Write.WrittenBy == SilentWriteFinding::Way::FusedStep
+          ? "moving the step after the backward at line " + Line +
+                " would make it use that backward's gradients too, and "
+                "recomputing the forward after the step would change what "
+                "the later loss sees; both change what training computes"
+          : "moving the write after the backward at line " + Line +
+                " changes what the code between them reads, and a write "
+                "that bumps the version counter would make that backward "
+                "fail instead";
+  Result.SilentWrites.push_back(std::move(Found));
+}
+
 void Frontend::analyse(Scope &S, CheckResult &Result) {
   Lowering L(*this, S);
   L.run();
-  if (L.ObjectNames.empty() && L.ValueWrites.empty())
+  if (L.ObjectNames.empty() && L.ValueWrites.empty() &&
+      L.SilentWrites.empty())
     return;
   AnalysisOptions Analysis;
   Analysis.ListHazards = false;
@@ -72,6 +127,13 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
   for (const Clobber &C : R.Clobbers) {
     if (L.Graph.isWriteOrigin(C.Writer)) {
       const Event &Write = L.Graph.eventOf(C.Writer);
+      // A silent write is its own check's, never a loud one's.
+      if (C.Silent) {
+        if (auto Silent = L.SilentWrites.find(Write.Site);
+            Silent != L.SilentWrites.end())
+          L.reportSilentWrite(R, C, Silent->second, Result);
+        continue;
+      }
       if (auto Value = L.ValueWrites.find(Write.Site);
           Value != L.ValueWrites.end()) {
         L.reportValueWrite(R, C, Value->second, Result);

@@ -232,9 +232,9 @@ private:
   };
   std::optional<OptimizerInfo> optimizerNamed(TSNode N, const Scope &S,
                                               unsigned Depth = 0) const;
-  /// The optimizer a `.step(...)` call steps (opt.step(), scaler.step(opt))
-  /// when its step bumps versions; Stepped is set to the expression naming
-  /// it.
+  /// The optimizer a `.step(...)` call steps (opt.step(), scaler.step(opt)),
+  /// fused or not (OptimizerInfo::Bumps); Stepped is set to the expression
+  /// naming it.
   std::optional<OptimizerInfo> steppedOptimizer(TSNode Call, const Scope &S,
                                                 TSNode &Stepped) const;
   /// The keys of the modules whose parameters an optimizer's params

@@ -1,6 +1,7 @@
 //===- Lowering.cpp - statements and expressions to events ------------------===//
 
 #include "Lowering.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace ddpguard {
 namespace python {
@@ -101,7 +102,10 @@ void Lowering::run() {
   StringRef Text = F.text(S.Node);
   // Steps and backwards in the functions the scope calls count too.
   const FunctionEffects &Effects = F.effectsOf(S);
-  TracksSteps = Effects.Steps && Effects.Backpropagates;
+  // A write through .data steps parameters as an optimizer does.
+  TracksSteps = (Effects.Steps || Text.contains(".data.") ||
+                 Text.contains("_unsafe_preserve_version_counter")) &&
+                Effects.Backpropagates;
   IsModuleForward = type(S.Node) == "function_definition" && !S.Parent &&
                     F.text(field(S.Node, "name")) == "forward" &&
                     F.isModuleClass(S.Class);
@@ -238,6 +242,7 @@ void Lowering::statement(TSNode N) {
   }
   if (Kind == "with_statement") {
     bool Saved = GradEnabled;
+    bool SavedPreserves = PreservesVersions;
     llvm::StringSet<> SavedNoSync = NoSyncObjects;
     forEachNamedChild(N, [&](TSNode Child) {
       if (type(Child) != "with_clause")
@@ -251,6 +256,10 @@ void Lowering::statement(TSNode N) {
         }
         if (std::optional<bool> Off = gradModeOf(Value))
           GradEnabled = !*Off;
+        if (type(Value) == "call" &&
+            F.qualifiedName(field(Value, "function")) ==
+                "torch.autograd._unsafe_preserve_version_counter")
+          PreservesVersions = true;
         // with model.no_sync(): on a DDP object.
         TSNode Callee = field(Value, "function");
         if (type(Value) == "call" && type(Callee) == "attribute" &&
@@ -266,6 +275,7 @@ void Lowering::statement(TSNode N) {
     });
     statements(field(N, "body"));
     GradEnabled = Saved;
+    PreservesVersions = SavedPreserves;
     NoSyncObjects = std::move(SavedNoSync);
     return;
   }
@@ -473,8 +483,17 @@ void Lowering::appendStep(SiteId Site, std::string Optimizer,
     for (TensorSetId Set : overlappingParameters(Key))
       if (!llvm::is_contained(Written, Set))
         Written.push_back(Set);
+  if (!Info.Bumps) {
+    std::vector<std::string> Names;
+    for (const std::string &Key : Info.ParametersOf)
+      Names.push_back(displayName(Key));
+    SilentWrites[Site] = {SilentWriteFinding::Way::FusedStep,
+                          "step of '" + Optimizer + "'", "",
+                          llvm::join(Names, ", ")};
+  }
   Steps[Site] = {std::move(Optimizer), Info};
-  Graph.append(Current, Event::write(Site, WriteKind::Step, Written));
+  Graph.append(Current, Event::write(Site, WriteKind::Step, Written, {},
+                                     /*Silent=*/!Info.Bumps));
 }
 
 Lowering::Values Lowering::call(TSNode N) {
@@ -726,6 +745,12 @@ Lowering::Values Lowering::call(TSNode N) {
         isInPlaceMethod(F.text(field(Callee, "attribute"))) &&
         !F.isDDPValue(field(Callee, "object"), S, nullptr)) {
       Written = field(Callee, "object");
+      bool ThroughData = type(Written) == "attribute" &&
+                         F.text(field(Written, "attribute")) == "data";
+      if (ThroughData || PreservesVersions) {
+        silentWrite(N, Written, ThroughData, F.text(Callee).str());
+        return All;
+      }
       Form = ValueWrite::Method;
       Operation = F.text(field(Callee, "attribute")).str();
       Base = F.text(field(Callee, "attribute")).drop_back();

@@ -54,6 +54,18 @@ public:
     std::string Operation;
   };
   std::map<SiteId, ValueWrite> ValueWrites;
+  /// Writes that leave the version counters as they were, by site.
+  struct SilentWrite {
+    SilentWriteFinding::Way WrittenBy;
+    std::string Operation;
+    std::string Tensor;
+    /// The modules whose parameters a loop variable runs over, as
+    /// displayName gives them.
+    std::string Module;
+    /// It writes a value's storage, not a module's parameters.
+    bool OnValue = false;
+  };
+  std::map<SiteId, SilentWrite> SilentWrites;
   /// The operations that may save a value, by site.
   std::map<SiteId, TSNode> SavingOps;
   /// The call of a function of the run each inlined event comes from
@@ -73,6 +85,9 @@ public:
   /// Adds the finding of a write that clobbers what operations saved.
   void reportValueWrite(const AnalysisResult &R, const Clobber &C,
                         const ValueWrite &Write, CheckResult &Result);
+  /// Adds the finding of a silent write (Clobber::Silent).
+  void reportSilentWrite(const AnalysisResult &R, const Clobber &C,
+                         const SilentWrite &Write, CheckResult &Result);
 
 private:
   using Values = llvm::SmallVector<ValueId, 4>;
@@ -163,6 +178,19 @@ private:
   /// with its operands.
   const SavedOp *savingOpOf(TSNode N, llvm::SmallVectorImpl<TSNode> &Operands,
                             llvm::SmallVectorImpl<TSNode> &Others);
+  /// Appends the silent write N, an in-place method on Written (x.data or,
+  /// under _unsafe_preserve_version_counter, x): to the parameters of the
+  /// module x is (a part of, or a loop variable over the parameters of),
+  /// else through x's storage.
+  void silentWrite(TSNode N, TSNode Written, bool ThroughData,
+                   std::string Operation);
+  /// The modules whose parameters the name Tensor iterates over, as
+  /// parameterSources gives them: `for p in D.parameters()`,
+  /// `for n, p in D.named_parameters()`, `for p, q in zip(A.parameters(),
+  /// B.parameters())` around it.
+  std::vector<std::string> iteratedParameters(TSNode Tensor);
+  /// Inside `with torch.autograd._unsafe_preserve_version_counter(...)`.
+  bool PreservesVersions = false;
   /// Appends a write through the storage of Tensor.
   void valueWrite(ValueWrite::Form Form, TSNode Node, TSNode Tensor,
                   std::string Operation);

@@ -466,15 +466,13 @@ Frontend::optimizerNamed(TSNode N, const Scope &S, unsigned Depth) const {
 
 std::optional<Frontend::OptimizerInfo>
 Frontend::steppedOptimizer(TSNode Call, const Scope &S, TSNode &Stepped) const {
-  // opt.step(), else scaler.step(opt); a fused step bumps no version.
+  // opt.step(), else scaler.step(opt); a fused one too (Bumps false).
   Stepped = field(field(Call, "function"), "object");
   std::optional<OptimizerInfo> Optimizer = optimizerNamed(Stepped, S);
   if (!Optimizer) {
     Stepped = namedChild(field(Call, "arguments"), 0);
     Optimizer = optimizerNamed(Stepped, S);
   }
-  if (!Optimizer || !Optimizer->Bumps)
-    return std::nullopt;
   return Optimizer;
 }
 

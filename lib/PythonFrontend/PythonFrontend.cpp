@@ -41,6 +41,17 @@ CheckResult Frontend::findings(TSNode Root) {
              [](const ValueWriteFinding &A, const ValueWriteFinding &B) {
                return A.Write < B.Write;
              });
+  llvm::sort(Result.SilentWrites,
+             [](const SilentWriteFinding &A, const SilentWriteFinding &B) {
+               return A.Write < B.Write;
+             });
+  // A write inlined from a helper is found once per caller that runs it.
+  Result.SilentWrites.erase(
+      std::unique(Result.SilentWrites.begin(), Result.SilentWrites.end(),
+                  [](const SilentWriteFinding &A, const SilentWriteFinding &B) {
+                    return A.Write == B.Write;
+                  }),
+      Result.SilentWrites.end());
   // A step inlined from a helper is found once per caller that runs it.
   Result.Steps.erase(std::unique(Result.Steps.begin(), Result.Steps.end(),
                                  [](const StepFinding &A, const StepFinding &B) {

@@ -126,6 +126,40 @@ struct ValueWriteFinding {
   std::string FixWithheld;
 };
 
+/// A write that leaves autograd's version counters as they were, on a
+/// tensor a forward saved for backward, before a backward through it
+/// (silent-write-before-backward): the backward raises nothing and computes
+/// gradients from values the forward did not see.
+struct SilentWriteFinding {
+  enum class Way {
+    /// A step of an optimizer built with fused=True.
+    FusedStep,
+    /// An in-place operation on a tensor's .data.
+    Data,
+    /// An in-place operation under
+    /// torch.autograd._unsafe_preserve_version_counter.
+    PreservedVersionCounter,
+  };
+  Way WrittenBy = Way::Data;
+  /// The write ("opt_d.step()", "p.data.add_"), the tensor it writes ("p",
+  /// "gate") as the code spells them, and the module whose parameters it
+  /// writes ("D"), if any.
+  std::string Operation;
+  std::string Tensor;
+  std::string Module;
+  /// The operation that saved the tensor ("torch.sigmoid(fc(x))"); empty
+  /// where a module's forward saved it.
+  std::string Saver;
+  Position Write;
+  Position Saved;
+  /// With ThroughResult, the `return` of a module's forward, whose caller
+  /// backpropagates through the value it returns.
+  Position Backward;
+  bool ThroughResult = false;
+  /// Why no edit keeps what training computes: no fix is offered.
+  std::string FixWithheld;
+};
+
 /// The deepest syntax tree the checker analyses, in levels of tree-sitter's
 /// nodes, and the stack its analysis runs on: its walks recurse over the
 /// tree. Measured with the CLI under `ulimit -s`: 990 levels of the costliest
@@ -142,6 +176,8 @@ struct CheckResult {
   std::vector<StepFinding> Steps;
   /// Sorted by the write's position.
   std::vector<ValueWriteFinding> ValueWrites;
+  /// Sorted by the write's position.
+  std::vector<SilentWriteFinding> SilentWrites;
   /// Where the parser met text it could not read. The code around it is
   /// still checked, as an editor needs on half-typed code.
   std::vector<Position> SyntaxErrors;

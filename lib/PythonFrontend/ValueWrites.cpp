@@ -1,6 +1,7 @@
 //===- ValueWrites.cpp - tensors' storage, saving operations, in-place writes ---===//
 
 #include "Lowering.h"
+#include "llvm/ADT/StringExtras.h"
 #include <functional>
 
 namespace ddpguard {
@@ -228,6 +229,104 @@ void Lowering::valueWrite(ValueWrite::Form Form, TSNode Node, TSNode Tensor,
                          : Node);
   Graph.append(Current, Event::write(Site, WriteKind::InPlace, {}, {*Through}));
   ValueWrites[Site] = {Form, Node, Tensor, std::move(Operation)};
+}
+
+void Lowering::silentWrite(TSNode N, TSNode Written, bool ThroughData,
+                           std::string Operation) {
+  TSNode Tensor = ThroughData ? field(Written, "object") : Written;
+  // Measured (test/python/silent/data_write_unsaved_param.py and the
+  // layers' backwards on 2.11.0): no node of Linear, Conv, LayerNorm or
+  // BatchNorm reads its bias, so writing one changes no gradient.
+  if (type(Tensor) == "attribute" &&
+      F.text(field(Tensor, "attribute")) == "bias")
+    return;
+  // A gradient (p.grad.data.zero_()) is saved by no forward.
+  for (TSNode Part = Tensor;
+       type(Part) == "attribute" || type(Part) == "subscript";
+       Part = field(Part, type(Part) == "attribute" ? "object" : "value"))
+    if (type(Part) == "attribute" &&
+        F.text(field(Part, "attribute")) == "grad")
+      return;
+  // A loop variable is named by the modules it runs over; `model.fc.weight`
+  // names itself.
+  std::vector<std::string> Keys = iteratedParameters(Tensor);
+  std::vector<std::string> Names;
+  for (const std::string &Key : Keys)
+    Names.push_back(displayName(Key));
+  // model.fc.weight names a part; model[2].weight the module it indexes.
+  for (TSNode Part = Tensor; Keys.empty() && !isNull(Part);
+       Part = type(Part) == "attribute"   ? field(Part, "object")
+              : type(Part) == "subscript" ? field(Part, "value")
+                                          : TSNode{})
+    if (std::optional<std::string> Key = F.moduleOrPartKey(Part, S))
+      Keys.push_back(*Key);
+  llvm::SmallVector<TensorSetId, 2> Sets;
+  for (const std::string &Key : Keys) {
+    for (TensorSetId Set : overlappingParameters(Key))
+      if (!llvm::is_contained(Sets, Set))
+        Sets.push_back(Set);
+  }
+  SiteId Site = site(field(field(N, "function"), "attribute"));
+  if (Sets.empty()) {
+    std::optional<ValueId> Through = storageSource(Tensor);
+    if (!Through)
+      return;
+    Graph.append(Current, Event::write(Site, WriteKind::InPlace, {}, {*Through},
+                                       /*Silent=*/true));
+  } else {
+    Graph.append(Current, Event::write(Site, WriteKind::InPlace, Sets, {},
+                                       /*Silent=*/true));
+  }
+  SilentWrites[Site] = {ThroughData
+                            ? SilentWriteFinding::Way::Data
+                            : SilentWriteFinding::Way::PreservedVersionCounter,
+                        std::move(Operation), F.text(Tensor).str(),
+                        llvm::join(Names, ", "), Sets.empty()};
+}
+
+std::vector<std::string> Lowering::iteratedParameters(TSNode Tensor) {
+  if (type(Tensor) != "identifier")
+    return {};
+  StringRef Name = F.text(Tensor);
+  for (TSNode Loop = ts_node_parent(Tensor);
+       !isNull(Loop) && !ts_node_eq(Loop, S.Node);
+       Loop = ts_node_parent(Loop)) {
+    if (type(Loop) != "for_statement")
+      continue;
+    TSNode Left = field(Loop, "left");
+    TSNode Right = field(Loop, "right");
+    if (type(Left) == "identifier") {
+      if (F.text(Left) == Name)
+        return F.parameterSources(Right, S);
+      continue;
+    }
+    if (type(Left) != "pattern_list" && type(Left) != "tuple_pattern")
+      continue;
+    // `for n, p in D.named_parameters()`, `for p, q in zip(A..., B...)`.
+    unsigned Index = 0, At = ~0u, Count = 0;
+    forEachNamedChild(Left, [&](TSNode Part) {
+      if (type(Part) == "identifier" && F.text(Part) == Name)
+        At = Index;
+      ++Index;
+    });
+    Count = Index;
+    if (At == ~0u || type(Right) != "call")
+      continue;
+    TSNode Callee = field(Right, "function");
+    TSNode Arguments = field(Right, "arguments");
+    if (type(Callee) == "attribute" &&
+        F.text(field(Callee, "attribute")) == "named_parameters" &&
+        Count == 2 && At == 1) {
+      if (std::optional<std::string> Key =
+              F.moduleOrPartKey(field(Callee, "object"), S))
+        return {*Key};
+      return {};
+    }
+    if (F.qualifiedName(Callee) == "zip")
+      return F.parameterSources(namedChild(Arguments, At), S);
+    return {};
+  }
+  return {};
 }
 
 std::optional<ValueId> Lowering::savesItsResult(TSNode N, TSNode Written,

@@ -33,9 +33,17 @@ inline constexpr llvm::StringLiteral ParameterWriteBeforeBackward =
 inline constexpr llvm::StringLiteral InPlaceWriteBeforeBackward =
     "inplace-write-before-backward";
 
+/// A write that leaves the version counters as they were (a fused step, a
+/// write through .data) on a tensor a forward saved, before a backward
+/// through it: nothing fails, the gradients are wrong
+/// (SilentWriteBeforeBackwardCheck.md).
+inline constexpr llvm::StringLiteral SilentWriteBeforeBackward =
+    "silent-write-before-backward";
+
 inline constexpr llvm::StringLiteral All[] = {
     MultipleForwardBeforeBackward, OptimizerStepBeforeBackward,
-    ParameterWriteBeforeBackward, InPlaceWriteBeforeBackward};
+    ParameterWriteBeforeBackward, InPlaceWriteBeforeBackward,
+    SilentWriteBeforeBackward};
 
 inline bool isDdpguardCheck(llvm::StringRef Name) {
   for (llvm::StringRef Check : All)

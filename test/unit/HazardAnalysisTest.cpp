@@ -885,6 +885,33 @@ TEST(WriteEvent, ABroadcastIsAWriteOfTheObjectsBuffers) {
   EXPECT_TRUE(G.isForwardOrigin(R.Clobbers[1].Writer));
 }
 
+TEST(WriteEvent, ASilentWriteClobbersAsALoudOneAndIsMarked) {
+  // A fused step (silent) and a plain one on the same saved parameters:
+  // both clobber the forward, and only the fused one's clobber is silent,
+  // so neither hides the other.
+  EventGraph G;
+  ObjectId D = G.addObject({"D", false, false});
+  TensorSetId Parameters =
+      G.addTensorSet({TensorSetInfo::Kind::Parameters, "D's parameters"});
+  unsigned B = G.addBlock();
+  G.setEntry(B);
+  ValueId Out = G.addValue();
+  Event Forward = Event::forward(0, D, true, Out, {});
+  Forward.Saves.push_back(Save{Parameters, {}});
+  G.append(B, std::move(Forward));
+  G.append(B, Event::write(1, WriteKind::Step, {Parameters}, {},
+                           /*Silent=*/true));
+  G.append(B, Event::write(2, WriteKind::Step, {Parameters}));
+  G.append(B, Event::backward(3, {Out}, false));
+  AnalysisResult R = analyzeHazards(G);
+  ASSERT_EQ(R.Clobbers.size(), 2u);
+  EXPECT_EQ(G.eventOf(R.Clobbers[0].Writer).Site, 1u);
+  EXPECT_TRUE(R.Clobbers[0].Silent);
+  EXPECT_FALSE(R.Clobbers[1].Silent);
+  for (const Clobber &C : R.Clobbers)
+    EXPECT_EQ(R.firstBackward(*C.Savers.begin(), C.Writer), SiteId(3));
+}
+
 /// In-place writes on values: an op saves its output's or an operand's
 /// storage, and a write goes through the storage a value points to.
 struct ValueGraph : WriteGraph {

@@ -429,6 +429,61 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
            F.Write, NoteKind::EveryTorch);
       Findings.push_back(std::move(E));
     }
+    for (const python::SilentWriteFinding &F : Result.SilentWrites) {
+      StringRef Check = checks::SilentWriteBeforeBackward;
+      if (!Configs.reports(File, Check) ||
+          suppressed(Text, F.Write.Offset, Check))
+        continue;
+      Finding E(ClangTidyError(Check, ClangTidyError::Warning, "", false));
+      using Way = python::SilentWriteFinding::Way;
+      std::string What =
+          F.WrittenBy == Way::FusedStep
+              ? F.Operation + " (fused=True) writes the parameters of '" +
+                    F.Module + "'"
+              : "'" + F.Operation + "' writes '" + F.Tensor + "'" +
+                    (F.Module.empty()
+                         ? std::string()
+                         : " (the parameters of '" + F.Module + "')");
+      std::string How =
+          F.WrittenBy == Way::FusedStep
+              ? "a fused step does not bump"
+          : F.WrittenBy == Way::Data
+              ? "a write through .data does not bump"
+              : "_unsafe_preserve_version_counter keeps";
+      std::string Saver = F.Saver.empty()
+                              ? "the forward at line " +
+                                    std::to_string(F.Saved.Line)
+                              : "'" + F.Saver + "' at line " +
+                                    std::to_string(F.Saved.Line);
+      E.Message = message(
+          What + " in place, which " + Saver + " saved for backward; " +
+              How + " the version counter, so " +
+              (F.ThroughResult
+                   ? std::string("a backward through the result of this "
+                                 "forward")
+                   : "the backward at line " +
+                         std::to_string(F.Backward.Line)) +
+              " raises nothing and computes gradients from values the "
+              "forward did not see",
+          File, F.Write.Offset);
+      auto Note = [&](const std::string &Message, const python::Position &At,
+                      NoteKind Kind = NoteKind::Place) {
+        E.addNote(message(Message, File, At.Offset), Kind);
+      };
+      Note("saved for backward here", F.Saved);
+      Note(F.ThroughResult
+               ? "the forward returns a value computed through it: the "
+                 "backward of whoever trains this module reads the written "
+                 "values"
+               : "this backward reads the written values without an error",
+           F.Backward);
+      Note("no fix is offered: " + F.FixWithheld, F.Write, NoteKind::NoFix);
+      Note("on every supported torch: autograd sees no write that leaves the "
+           "version counter as it was (measured on 2.11.0 and 2.15.0, "
+           "test/python/silent)",
+           F.Write, NoteKind::EveryTorch);
+      Findings.push_back(std::move(E));
+    }
   }
   return SyntaxErrors;
 }

@@ -1,6 +1,6 @@
 # The same GAN with a fused Adam for the discriminator: a fused step updates
 # the weights without bumping their version counters, so G's backward runs
-# (with the new weights, silently): it trains, and the checker stays silent.
+# (with the new weights, silently): it trains; only silent-write-before-backward reports it.
 import gc
 
 import torch
