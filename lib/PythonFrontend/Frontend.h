@@ -129,6 +129,9 @@ struct Run {
   /// The calls whose returned values are being read, innermost last: a
   /// parameter of the called function is then that call's argument only.
   std::vector<const Value *> ReadingReturnOf;
+  /// The module keys of the receivers of the methods being read, innermost
+  /// last: self.X in such a method is the receiver's part X.
+  std::vector<std::string> ReceiverKeys;
 };
 
 /// Reads a returned value with its call's arguments as the function's
@@ -244,6 +247,14 @@ private:
   /// followed.
   std::vector<std::string> parameterSources(TSNode Params, const Scope &S,
                                             unsigned Depth = 0) const;
+  /// model.style_params(), a method of a module class of the run returning
+  /// parameters: the sets it returns, read with self as the receiver.
+  std::vector<std::string> methodParameterSources(TSNode Call, const Scope &S,
+                                                  unsigned Depth) const;
+  /// The keys of the modules an expression names, through the names bound to
+  /// it (a loop's variable: each element).
+  std::vector<std::string> moduleKeys(TSNode N, const Scope &S,
+                                      unsigned Depth) const;
   /// A module or a part of one: the key of the longest prefix of the
   /// attribute chain N that names a module, with the rest appended.
   std::optional<std::string> moduleOrPartKey(TSNode N, const Scope &S) const;
@@ -263,6 +274,10 @@ private:
   /// The __init__ of each class of the run whose instance N may hold.
   std::vector<const Scope *> constructorsOf(TSNode N, const Scope &S,
                                             unsigned Depth = 0) const;
+  /// The elements a `for` loop over Iterable takes, as far as they are
+  /// written out; empty when not followed.
+  std::vector<TSNode> iteratedElements(TSNode Iterable, const Scope &S,
+                                       unsigned Depth = 0) const;
   /// Values, with each call of a function of the run (not a class's
   /// construction) replaced by what the function returns, read in it.
   std::vector<Value> throughFactories(std::vector<Value> Values,
@@ -368,6 +383,9 @@ private:
   /// factories among them: those that return a DDP object.
   llvm::StringMap<Scope *> Functions;
   llvm::StringMap<Binding> Factories;
+  /// The functions that assign each name under a `global` statement: the
+  /// module's bindings of it too.
+  llvm::StringMap<std::vector<const Scope *>> GlobalWriters;
   /// Classes of the file by name.
   llvm::StringMap<TSNode> Classes;
   /// Lowering's moduleNamed of self attributes, by class (its start byte).

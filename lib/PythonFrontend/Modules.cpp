@@ -1,6 +1,7 @@
 //===- Modules.cpp - what a module holds: buffers, parameters, optimizers ---===//
 
 #include "Frontend.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace ddpguard {
 namespace python {
@@ -352,6 +353,11 @@ Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
     Key = text(N).str();
   if (Key.empty() || Depth > 8)
     return std::nullopt;
+  // In a method read for its receiver (model.style_params()): self's X is
+  // the receiver's part X.
+  if (StringRef(Key).starts_with("self.") && !Files.ReceiverKeys.empty())
+    return ModuleInfo{Files.ReceiverKeys.back() + Key.substr(4),
+                      ParameterSaves::Always};
   std::optional<ModuleInfo> Result;
   for (const Value &V : valuesOf(N, S)) {
     ReadingReturn Reading(Files, V);
@@ -509,11 +515,14 @@ std::vector<std::string> Frontend::parameterSources(TSNode Params,
       Last = Called;
     if (type(Callee) == "attribute" &&
         text(field(Callee, "attribute")) == "parameters") {
-      if (std::optional<std::string> Key =
-              moduleOrPartKey(field(Callee, "object"), S))
-        Keys.push_back(*Key);
-      else
-        Followed = false;
+      std::vector<std::string> Of =
+          moduleKeys(field(Callee, "object"), S, Depth + 1);
+      Followed &= !Of.empty();
+      Keys.insert(Keys.end(), Of.begin(), Of.end());
+    } else if (std::vector<std::string> Of =
+                   methodParameterSources(Params, S, Depth + 1);
+               !Of.empty()) {
+      Keys.insert(Keys.end(), Of.begin(), Of.end());
     } else if (Called == "itertools.chain" || Last == "chain" ||
                Called == "list" || Called == "tuple") {
       forEachNamedChild(Arguments, Add);
@@ -549,6 +558,10 @@ std::vector<std::string> Frontend::parameterSources(TSNode Params,
     if (Values.empty())
       Followed = false;
     for (const Value &V : Values) {
+      // params = [] before params += ...: adds nothing.
+      if ((type(V.Node) == "list" || type(V.Node) == "tuple") &&
+          ts_node_named_child_count(V.Node) == 0 && Values.size() > 1)
+        continue;
       ReadingReturn Reading(Files, V);
       std::vector<std::string> More =
           V.In->Owner->parameterSources(V.Node, *V.In, Depth + 1);
@@ -562,6 +575,69 @@ std::vector<std::string> Frontend::parameterSources(TSNode Params,
   }
   if (!Followed)
     Keys.clear();
+  return Keys;
+}
+
+std::vector<std::string> Frontend::moduleKeys(TSNode N, const Scope &S,
+                                              unsigned Depth) const {
+  if (std::optional<std::string> Key = moduleOrPartKey(N, S))
+    return {*Key};
+  std::vector<std::string> Keys;
+  if (type(N) != "identifier" || Depth > 8)
+    return Keys;
+  for (const Value &V : valuesOf(N, S)) {
+    ReadingReturn Reading(Files, V);
+    std::vector<std::string> More =
+        V.In->Owner->moduleKeys(V.Node, *V.In, Depth + 1);
+    if (More.empty())
+      return {};
+    Keys.insert(Keys.end(), More.begin(), More.end());
+  }
+  return Keys;
+}
+
+std::vector<std::string>
+Frontend::methodParameterSources(TSNode Call, const Scope &S,
+                                 unsigned Depth) const {
+  TSNode Callee = field(Call, "function");
+  if (type(Callee) != "attribute" || Depth > 8)
+    return {};
+  std::optional<std::string> Receiver =
+      moduleOrPartKey(field(Callee, "object"), S);
+  if (!Receiver)
+    return {};
+  // The receiver's class is not always followed (a factory's model wrapped
+  // in DataParallel): then the one module class of the run defining the
+  // method.
+  const Scope *Method = calledFunction(Callee, S);
+  if (!Method) {
+    StringRef Name = text(field(Callee, "attribute"));
+    for (const auto &Entry : Files.ByPath)
+      for (const auto &Function : Entry.second->Functions) {
+        const Scope *Candidate = Function.second;
+        if (isNull(Candidate->Class) || Candidate->Parent ||
+            StringRef(Function.first()).rsplit('.').second != Name ||
+            !Entry.second->isModuleClass(Candidate->Class))
+          continue;
+        if (Method && Method != Candidate)
+          return {};
+        Method = Candidate;
+      }
+  }
+  if (!Method || isNull(Method->Class))
+    return {};
+  Files.ReceiverKeys.push_back(*Receiver);
+  auto Done = llvm::make_scope_exit([&] { Files.ReceiverKeys.pop_back(); });
+  std::vector<std::string> Keys;
+  for (TSNode R : Method->Bindings) {
+    if (type(R) != "return_statement")
+      continue;
+    std::vector<std::string> More = Method->Owner->parameterSources(
+        namedChild(R, 0), *Method, Depth + 1);
+    if (More.empty())
+      return {};
+    Keys.insert(Keys.end(), More.begin(), More.end());
+  }
   return Keys;
 }
 

@@ -111,7 +111,15 @@ void Frontend::collect(TSNode N, Scope &Current, TSNode Class,
       collectImport(Child);
       return;
     }
-    if (Kind == "assignment" || Kind == "return_statement" || Kind == "call")
+    if (Kind == "global_statement" && &Current != ModuleScope) {
+      forEachNamedChild(Child, [&](TSNode Name) {
+        if (type(Name) == "identifier")
+          GlobalWriters[text(Name)].push_back(&Current);
+      });
+      return;
+    }
+    if (Kind == "assignment" || Kind == "return_statement" || Kind == "call" ||
+        Kind == "augmented_assignment" || Kind == "for_statement")
       Current.Bindings.push_back(Child);
     collect(Child, Current, Class, Prefix);
   });
@@ -396,6 +404,9 @@ std::vector<TSNode> Frontend::assignedTo(TSNode N, const Scope &S) const {
   Scan(S.Bindings, S);
   if (Found.empty() && ModuleScope && &S != ModuleScope)
     Scan(ModuleScope->Bindings, *ModuleScope);
+  if (Found.empty() || &S == ModuleScope)
+    for (const Scope *Writer : GlobalWriters.lookup(Key))
+      Scan(Writer->Bindings, *Writer);
   return Found;
 }
 
@@ -531,13 +542,28 @@ std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
     });
   };
   auto Scan = [&](const Scope &In) {
-    for (TSNode A : In.Bindings)
-      if (type(A) == "assignment")
+    for (TSNode A : In.Bindings) {
+      StringRef Kind = type(A);
+      if (Kind == "assignment")
         Pair(field(A, "left"), field(A, "right"), In, std::nullopt);
+      // params += [...]: the list grows by the right side.
+      if (Kind == "augmented_assignment" &&
+          text(field(A, "operator")) == "+=" &&
+          bindingKey(field(A, "left"), In) == Key)
+        Values.push_back({field(A, "right"), &In});
+      if (Kind == "for_statement" && bindingKey(field(A, "left"), In) == Key)
+        for (TSNode Element : iteratedElements(field(A, "right"), In))
+          Values.push_back({Element, &In});
+    }
   };
   Scan(S);
-  if (Values.empty() && ModuleScope && &S != ModuleScope)
-    Scan(*ModuleScope);
+  if ((Values.empty() || &S == ModuleScope) && ModuleScope) {
+    if (&S != ModuleScope)
+      Scan(*ModuleScope);
+    // A global assigned by functions under `global` (init_model()).
+    for (const Scope *Writer : GlobalWriters.lookup(Key))
+      Scan(*Writer);
+  }
   if (!Values.empty())
     return throughFactories(std::move(Values));
   if (type(N) != "identifier" ||
@@ -566,6 +592,35 @@ std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
             Values.push_back({Argument, &In});
         });
   return throughFactories(std::move(Values));
+}
+
+std::vector<TSNode> Frontend::iteratedElements(TSNode Iterable,
+                                               const Scope &S,
+                                               unsigned Depth) const {
+  // A loop over a list or tuple written out (or a slice of a name bound to
+  // one) takes each element; over X.modules() or X.children(), parts of X:
+  // X stands for them.
+  std::vector<TSNode> Elements;
+  StringRef Kind = type(Iterable);
+  if (Kind == "list" || Kind == "tuple") {
+    forEachNamedChild(Iterable, [&](TSNode E) {
+      if (type(E) != "comment")
+        Elements.push_back(E);
+    });
+  } else if (Kind == "subscript" && Depth < 4 &&
+             type(field(Iterable, "subscript")) == "slice") {
+    for (TSNode Right : assignedTo(field(Iterable, "value"), S)) {
+      std::vector<TSNode> More = iteratedElements(Right, S, Depth + 1);
+      Elements.insert(Elements.end(), More.begin(), More.end());
+    }
+  } else if (Kind == "call") {
+    TSNode Callee = field(Iterable, "function");
+    StringRef Method =
+        type(Callee) == "attribute" ? text(field(Callee, "attribute")) : "";
+    if (Method == "modules" || Method == "children")
+      Elements.push_back(field(Callee, "object"));
+  }
+  return Elements;
 }
 
 std::vector<Value> Frontend::throughFactories(std::vector<Value> Values,
