@@ -326,11 +326,19 @@ const Binding *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
   if (S.Owner && S.Owner != this)
     return S.Owner->ddpBinding(Key, S);
   if (Key.starts_with("self.")) {
-    auto Class = ClassAttributes.find(ts_node_start_byte(S.Class));
-    if (Class == ClassAttributes.end())
+    if (isNull(S.Class))
       return nullptr;
-    auto It = Class->second.find(Key);
-    return It == Class->second.end() ? nullptr : &It->second;
+    // Set in a method of the class, of a base (a base's init_training
+    // wraps self.net_d) or of a subclass, in any file of the run.
+    for (auto [Class, In] : classFamily(S.Class)) {
+      auto Attributes = In->ClassAttributes.find(ts_node_start_byte(Class));
+      if (Attributes == In->ClassAttributes.end())
+        continue;
+      auto It = Attributes->second.find(Key);
+      if (It != Attributes->second.end())
+        return &It->second;
+    }
+    return nullptr;
   }
   for (const Scope *In = &S; In; In = In->Parent) {
     auto It = In->DDPNames.find(Key);
