@@ -375,6 +375,8 @@ private:
   Run &Files;
   /// Local name -> the dotted name it was imported as.
   llvm::StringMap<std::string> Imports;
+  /// The modules of `from X import *`, spelled as Imports' values are.
+  std::vector<std::string> StarImports;
   std::vector<std::unique_ptr<Scope>> Scopes;
   Scope *ModuleScope = nullptr;
   /// Per class node (by start byte): self attributes bound to DDP objects.

@@ -46,6 +46,10 @@ void Frontend::collectImport(TSNode N) {
       std::replace(Inside.begin(), Inside.end(), '.', '/');
       From = (Directory + (Inside.empty() ? "" : "/" + Inside)).str() + ":";
     }
+    forEachNamedChild(N, [&](TSNode Child) {
+      if (type(Child) == "wildcard_import")
+        StarImports.push_back(From);
+    });
     for (uint32_t I = 0, E = ts_node_child_count(N); I < E; ++I) {
       const char *Field = ts_node_field_name_for_child(N, I);
       if (!Field || StringRef(Field) != "name")
@@ -189,8 +193,22 @@ Frontend::imported(StringRef Qualified) const {
 std::string Frontend::qualifiedName(TSNode N) const {
   StringRef Kind = type(N);
   if (Kind == "identifier") {
-    auto It = Imports.find(text(N));
-    return It != Imports.end() ? It->second : text(N).str();
+    StringRef Name = text(N);
+    auto It = Imports.find(Name);
+    if (It != Imports.end())
+      return It->second;
+    // `from models.gan import *`: a function or class of that file the
+    // file does not define itself.
+    if (!StarImports.empty() && !Functions.count(Name) && !Classes.count(Name))
+      for (const std::string &From : StarImports) {
+        std::string Qualified =
+            From + (StringRef(From).ends_with(":") ? "" : ".") + Name.str();
+        if (auto [File, Rest] = importedFile(Qualified);
+            File && File != this &&
+            (File->Functions.count(Rest) || File->Classes.count(Rest)))
+          return Qualified;
+      }
+    return Name.str();
   }
   if (Kind == "attribute") {
     std::string Object = qualifiedName(field(N, "object"));
@@ -508,8 +526,17 @@ std::vector<const Scope *> Frontend::constructorsOf(TSNode N, const Scope &S,
     }
     if (Kind != "call")
       continue;
+    // Discriminator(...).to(device): the instance itself.
+    TSNode Made = V.Node;
+    while (type(Made) == "call" &&
+           type(field(Made, "function")) == "attribute" &&
+           returnsItsModule(
+               V.In->Owner->text(field(field(Made, "function"), "attribute"))))
+      Made = field(field(Made, "function"), "object");
+    if (type(Made) != "call")
+      continue;
     const Scope *Init = V.In->Owner->calledFunctionByName(
-        field(V.Node, "function"), *V.In);
+        field(Made, "function"), *V.In);
     if (Init && !isNull(Init->Class) &&
         StringRef(Init->Name).ends_with(".__init__"))
       Found.push_back(Init);
