@@ -221,6 +221,13 @@ private:
                                         unsigned Depth = 0) const;
   std::optional<ParameterSaves> constructedModule(TSNode Call, const Scope &S,
                                                   unsigned Depth) const;
+  /// The qualified name of the class a call constructs: its callee's, or
+  /// for a parameter of S's function (norm_layer=nn.LayerNorm, or a
+  /// functools.partial of a class) its default's.
+  std::string constructedClass(TSNode Call, const Scope &S) const;
+  /// Whether the module the name or self attribute N holds is a torch.nn
+  /// layer that saves its input for backward (Linear, Conv*, norms).
+  bool savesItsInput(TSNode N, const Scope &S) const;
   /// Whether Callee, whose qualified name is Name, is a class imported from
   /// a package outside the run that may be a module.
   bool isPackageClass(TSNode Callee, StringRef Name) const;

@@ -549,6 +549,14 @@ Lowering::Values Lowering::call(TSNode N) {
       saveParameters(Forward, *Module, Inputs);
       if (TracksValues && InPlaceClass.empty())
         saveOutput(Forward, N, Callee, Inputs);
+      // nn.Linear, nn.LayerNorm, ...: the input, for the weight's gradient.
+      if (TracksValues && InPlaceClass.empty() && F.savesItsInput(Callee, S))
+        if (std::optional<ValueId> Input = storageSource(Argument("input", 0))) {
+          Save Saved;
+          Saved.StorageOf = *Input;
+          Forward.Saves.push_back(std::move(Saved));
+          SavingOps[Forward.Site] = N;
+        }
       Graph.append(Current, std::move(Forward));
       if (TracksValues)
         OpResults[N.id] = Output;

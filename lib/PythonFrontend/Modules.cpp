@@ -274,7 +274,7 @@ Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
   if (type(Callee) == "attribute" &&
       returnsItsModule(text(field(Callee, "attribute"))))
     return constructedModule(field(Callee, "object"), S, Depth + 1);
-  std::string Name = qualifiedName(Callee);
+  std::string Name = constructedClass(Call, S);
   StringRef Layer = Name;
   if (Layer.consume_front("torch.nn.")) {
     if (Layer == "Linear" || Layer == "Bilinear" || Layer == "LazyLinear")
@@ -321,6 +321,52 @@ Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
   if (isPackageClass(Callee, Name))
     return ParameterSaves::Always;
   return std::nullopt;
+}
+
+std::string Frontend::constructedClass(TSNode Call, const Scope &S) const {
+  TSNode Callee = field(Call, "function");
+  std::string Name = qualifiedName(Callee);
+  if (type(Callee) != "identifier" || type(S.Node) != "function_definition" ||
+      (S.Owner && S.Owner != this))
+    return Name;
+  TSNode Default{};
+  forEachNamedChild(field(S.Node, "parameters"), [&](TSNode P) {
+    if ((type(P) == "default_parameter" ||
+         type(P) == "typed_default_parameter") &&
+        text(field(P, "name")) == text(Callee))
+      Default = field(P, "value");
+  });
+  if (isNull(Default))
+    return Name;
+  if (type(Default) == "call") {
+    std::string Made = qualifiedName(field(Default, "function"));
+    if (Made != "functools.partial" && Made != "partial")
+      return Name;
+    Default = namedChild(field(Default, "arguments"), 0);
+  }
+  std::string Class = qualifiedName(Default);
+  return Class.empty() ? Name : Class;
+}
+
+bool Frontend::savesItsInput(TSNode N, const Scope &S) const {
+  // Measured on torch 2.11.0: these layers save their input for the
+  // weight's gradient (the norms for the input's too); activations,
+  // dropout and pooling layers are not among them.
+  static const char *const Saving[] = {
+      "Linear",      "Bilinear",    "Conv1d",         "Conv2d",
+      "Conv3d",      "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+      "LayerNorm",   "GroupNorm",   "BatchNorm1d",    "BatchNorm2d",
+      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"};
+  for (const Value &V : valuesOf(N, S)) {
+    if (type(V.Node) != "call")
+      continue;
+    std::string Name = V.In->Owner->constructedClass(V.Node, *V.In);
+    StringRef Class = Name;
+    if (Class.consume_front("torch.nn.") &&
+        llvm::is_contained(Saving, Class))
+      return true;
+  }
+  return false;
 }
 
 bool Frontend::isPackageClass(TSNode Callee, StringRef Name) const {
