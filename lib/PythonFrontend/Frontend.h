@@ -281,6 +281,17 @@ private:
   /// The __init__ of each class of the run whose instance N may hold.
   std::vector<const Scope *> constructorsOf(TSNode N, const Scope &S,
                                             unsigned Depth = 0) const;
+  /// A module forward whose output a value may hold (gen_loss built from
+  /// self.discriminator(fake) in process(), handed to backward()).
+  struct ReachedForward {
+    TSNode Call;
+    const Scope *In = nullptr;
+    ModuleInfo Module;
+  };
+  /// The module forwards the values of the parameter N of S's function hold,
+  /// through its callers' arguments, names, tuple elements, what functions
+  /// return and the operations on them; none through detach() or item().
+  std::vector<ReachedForward> forwardsReaching(TSNode N, const Scope &S) const;
   /// The elements a `for` loop over Iterable takes, as far as they are
   /// written out; empty when not followed.
   std::vector<TSNode> iteratedElements(TSNode Iterable, const Scope &S,

@@ -1,7 +1,9 @@
 //===- Modules.cpp - what a module holds: buffers, parameters, optimizers ---===//
 
 #include "Frontend.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
+#include <functional>
 
 namespace ddpguard {
 namespace python {
@@ -685,6 +687,56 @@ Frontend::methodParameterSources(TSNode Call, const Scope &S,
     Keys.insert(Keys.end(), More.begin(), More.end());
   }
   return Keys;
+}
+
+std::vector<Frontend::ReachedForward>
+Frontend::forwardsReaching(TSNode N, const Scope &S) const {
+  std::vector<ReachedForward> Found;
+  llvm::DenseSet<const void *> Seen;
+  std::function<void(TSNode, const Scope &, unsigned)> Walk =
+      [&](TSNode E, const Scope &In, unsigned Depth) {
+        if (isNull(E) || Depth > 10 || !Seen.insert(E.id).second)
+          return;
+        const Frontend &Of = *In.Owner;
+        StringRef Kind = type(E);
+        if (Kind == "identifier" || Kind == "attribute") {
+          if (Of.bindingKey(E, In).empty() && Kind == "attribute")
+            return Walk(field(E, "object"), In, Depth + 1);
+          for (const Value &V : Of.valuesOf(E, In)) {
+            ReadingReturn Reading(Files, V);
+            Walk(V.Node, *V.In, Depth + 1);
+          }
+          return;
+        }
+        if (Kind == "call") {
+          TSNode Callee = field(E, "function");
+          StringRef Method = type(Callee) == "attribute"
+                                 ? Of.text(field(Callee, "attribute"))
+                                 : "";
+          if (Method == "detach" || Method == "item" || Method == "numpy")
+            return;
+          TSNode Object = Method == "forward" ? field(Callee, "object") : Callee;
+          if ((type(Object) == "identifier" || type(Object) == "attribute") &&
+              !Of.Imports.count(Of.text(Object).split('.').first))
+            if (std::optional<ModuleInfo> Module = Of.moduleNamed(Object, In))
+              Found.push_back({E, &In, *Module});
+          if (type(Callee) == "attribute")
+            Walk(field(Callee, "object"), In, Depth + 1);
+          forEachNamedChild(field(E, "arguments"), [&](TSNode A) {
+            Walk(type(A) == "keyword_argument" ? field(A, "value") : A, In,
+                 Depth + 1);
+          });
+          return;
+        }
+        if (Kind == "binary_operator" || Kind == "parenthesized_expression" ||
+            Kind == "unary_operator" || Kind == "subscript")
+          forEachNamedChild(E, [&](TSNode Child) { Walk(Child, In, Depth + 1); });
+      };
+  for (const Value &V : valuesOf(N, S)) {
+    ReadingReturn Reading(Files, V);
+    Walk(V.Node, *V.In, 0);
+  }
+  return Found;
 }
 
 bool Frontend::isGradFree(TSNode N, const Scope &S, unsigned Depth) const {

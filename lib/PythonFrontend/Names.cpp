@@ -492,6 +492,16 @@ std::vector<Value> Frontend::selfAttributeValues(TSNode OfClass,
       if (!ts_node_eq(Method->Class, Class) || Method->Parent)
         continue;
       for (TSNode A : Method->Bindings) {
+        // self.add_module("discriminator", d) sets self.discriminator.
+        if (type(A) == "call" &&
+            In->text(field(A, "function")) == "self.add_module") {
+          TSNode Name = namedChild(field(A, "arguments"), 0);
+          if (type(Name) == "string" &&
+              ("self." + In->text(Name).trim("'\"")).str() == Key)
+            Values.push_back(
+                {namedChild(field(A, "arguments"), 1), Method.get()});
+          continue;
+        }
         if (type(A) != "assignment")
           continue;
         forEachBoundValue(field(A, "left"), field(A, "right"),
