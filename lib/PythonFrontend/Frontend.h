@@ -129,6 +129,9 @@ struct Run {
   /// The calls whose returned values are being read, innermost last: a
   /// parameter of the called function is then that call's argument only.
   std::vector<const Value *> ReadingReturnOf;
+  /// The module keys of the receivers of the methods being read, innermost
+  /// last: self.X in such a method is the receiver's part X.
+  std::vector<std::string> ReceiverKeys;
 };
 
 /// Reads a returned value with its call's arguments as the function's
@@ -218,6 +221,13 @@ private:
                                         unsigned Depth = 0) const;
   std::optional<ParameterSaves> constructedModule(TSNode Call, const Scope &S,
                                                   unsigned Depth) const;
+  /// The qualified name of the class a call constructs: its callee's, or
+  /// for a parameter of S's function (norm_layer=nn.LayerNorm, or a
+  /// functools.partial of a class) its default's.
+  std::string constructedClass(TSNode Call, const Scope &S) const;
+  /// Whether the module the name or self attribute N holds is a torch.nn
+  /// layer that saves its input for backward (Linear, Conv*, norms).
+  bool savesItsInput(TSNode N, const Scope &S) const;
   /// Whether Callee, whose qualified name is Name, is a class imported from
   /// a package outside the run that may be a module.
   bool isPackageClass(TSNode Callee, StringRef Name) const;
@@ -244,6 +254,14 @@ private:
   /// followed.
   std::vector<std::string> parameterSources(TSNode Params, const Scope &S,
                                             unsigned Depth = 0) const;
+  /// model.style_params(), a method of a module class of the run returning
+  /// parameters: the sets it returns, read with self as the receiver.
+  std::vector<std::string> methodParameterSources(TSNode Call, const Scope &S,
+                                                  unsigned Depth) const;
+  /// The keys of the modules an expression names, through the names bound to
+  /// it (a loop's variable: each element).
+  std::vector<std::string> moduleKeys(TSNode N, const Scope &S,
+                                      unsigned Depth) const;
   /// A module or a part of one: the key of the longest prefix of the
   /// attribute chain N that names a module, with the rest appended.
   std::optional<std::string> moduleOrPartKey(TSNode N, const Scope &S) const;
@@ -263,6 +281,21 @@ private:
   /// The __init__ of each class of the run whose instance N may hold.
   std::vector<const Scope *> constructorsOf(TSNode N, const Scope &S,
                                             unsigned Depth = 0) const;
+  /// A module forward whose output a value may hold (gen_loss built from
+  /// self.discriminator(fake) in process(), handed to backward()).
+  struct ReachedForward {
+    TSNode Call;
+    const Scope *In = nullptr;
+    ModuleInfo Module;
+  };
+  /// The module forwards the values of the parameter N of S's function hold,
+  /// through its callers' arguments, names, tuple elements, what functions
+  /// return and the operations on them; none through detach() or item().
+  std::vector<ReachedForward> forwardsReaching(TSNode N, const Scope &S) const;
+  /// The elements a `for` loop over Iterable takes, as far as they are
+  /// written out; empty when not followed.
+  std::vector<TSNode> iteratedElements(TSNode Iterable, const Scope &S,
+                                       unsigned Depth = 0) const;
   /// Values, with each call of a function of the run (not a class's
   /// construction) replaced by what the function returns, read in it.
   std::vector<Value> throughFactories(std::vector<Value> Values,
@@ -360,6 +393,8 @@ private:
   Run &Files;
   /// Local name -> the dotted name it was imported as.
   llvm::StringMap<std::string> Imports;
+  /// The modules of `from X import *`, spelled as Imports' values are.
+  std::vector<std::string> StarImports;
   std::vector<std::unique_ptr<Scope>> Scopes;
   Scope *ModuleScope = nullptr;
   /// Per class node (by start byte): self attributes bound to DDP objects.
@@ -368,6 +403,9 @@ private:
   /// factories among them: those that return a DDP object.
   llvm::StringMap<Scope *> Functions;
   llvm::StringMap<Binding> Factories;
+  /// The functions that assign each name under a `global` statement: the
+  /// module's bindings of it too.
+  llvm::StringMap<std::vector<const Scope *>> GlobalWriters;
   /// Classes of the file by name.
   llvm::StringMap<TSNode> Classes;
   /// Lowering's moduleNamed of self attributes, by class (its start byte).

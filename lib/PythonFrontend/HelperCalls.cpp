@@ -163,9 +163,17 @@ void Lowering::inlineBody(Inlined &Call, unsigned Depth, bool &Found) {
       StringRef Root = In.text(Object).take_until([](char C) {
         return C == '.';
       });
-      if (!In.Imports.count(Root))
-        if (std::optional<Frontend::ModuleInfo> Module =
-                In.moduleNamed(Object, Helper)) {
+      // self(x) or self.forward(x) in a method called on a module
+      // (netD.netG_adv_loss(fake)): the receiver's forward.
+      std::optional<Frontend::ModuleInfo> Module;
+      TSNode CallCallee = field(Call.Call, "function");
+      if (In.text(Object) == "self" && !isNull(Helper.Class) &&
+          type(CallCallee) == "attribute")
+        Module = Call.Caller->Owner->moduleNamed(field(CallCallee, "object"),
+                                                 *Call.Caller);
+      else if (!In.Imports.count(Root))
+        Module = In.moduleNamed(Object, Helper);
+      if (Module) {
           Values Inputs;
           forEachNamedChild(Arguments, [&](TSNode A) {
             Values From = inlinedValues(Call, A);

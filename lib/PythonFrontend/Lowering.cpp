@@ -126,6 +126,28 @@ void Lowering::run() {
         if (TracksValues && F.text(Name) != "self")
           Graph.setInputStorage(V, newStorage());
       }
+    // Where steps are followed, a parameter holds the outputs of the module
+    // forwards its callers' arguments went through (backward(gen_loss)
+    // after process() ran the discriminator): they ran before the call.
+    Binding Plain;
+    Plain.Info.BroadcastsBuffers = false;
+    Plain.Info.HasBuffers = false;
+    if (TracksSteps)
+      for (TSNode Name : parameterNames(S.Node)) {
+        if (type(Name) != "identifier" || F.text(Name) == "self")
+          continue;
+        for (const Frontend::ReachedForward &R : F.forwardsReaching(Name, S)) {
+          ValueId Output = Graph.addValue();
+          Event Forward = Event::forward(
+              site(R.Call.tree == S.Node.tree ? R.Call : S.Node),
+              objectFor(R.Module.Key, Plain), /*GradEnabled=*/true,
+              Output, {});
+          saveParameters(Forward, R.Module, {});
+          Graph.append(Current, std::move(Forward));
+          Graph.append(Current, Event::derive(Names[F.text(Name)], {Output},
+                                              /*Strong=*/false));
+        }
+      }
     // @torch.no_grad() on the function.
     TSNode Parent = ts_node_parent(S.Node);
     if (!isNull(Parent) && type(Parent) == "decorated_definition")
@@ -568,6 +590,14 @@ Lowering::Values Lowering::call(TSNode N) {
       saveParameters(Forward, *Module, Inputs);
       if (TracksValues && InPlaceClass.empty())
         saveOutput(Forward, N, Callee, Inputs);
+      // nn.Linear, nn.LayerNorm, ...: the input, for the weight's gradient.
+      if (TracksValues && InPlaceClass.empty() && F.savesItsInput(Callee, S))
+        if (std::optional<ValueId> Input = storageSource(Argument("input", 0))) {
+          Save Saved;
+          Saved.StorageOf = *Input;
+          Forward.Saves.push_back(std::move(Saved));
+          SavingOps[Forward.Site] = N;
+        }
       Graph.append(Current, std::move(Forward));
       if (TracksValues)
         OpResults[N.id] = Output;

@@ -1,6 +1,9 @@
 //===- Modules.cpp - what a module holds: buffers, parameters, optimizers ---===//
 
 #include "Frontend.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
+#include <functional>
 
 namespace ddpguard {
 namespace python {
@@ -293,7 +296,7 @@ Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
   if (type(Callee) == "attribute" &&
       returnsItsModule(text(field(Callee, "attribute"))))
     return constructedModule(field(Callee, "object"), S, Depth + 1);
-  std::string Name = qualifiedName(Callee);
+  std::string Name = constructedClass(Call, S);
   StringRef Layer = Name;
   if (Layer.consume_front("torch.nn.")) {
     if (Layer == "Linear" || Layer == "Bilinear" || Layer == "LazyLinear")
@@ -342,6 +345,52 @@ Frontend::constructedModule(TSNode Call, const Scope &S, unsigned Depth) const {
   return std::nullopt;
 }
 
+std::string Frontend::constructedClass(TSNode Call, const Scope &S) const {
+  TSNode Callee = field(Call, "function");
+  std::string Name = qualifiedName(Callee);
+  if (type(Callee) != "identifier" || type(S.Node) != "function_definition" ||
+      (S.Owner && S.Owner != this))
+    return Name;
+  TSNode Default{};
+  forEachNamedChild(field(S.Node, "parameters"), [&](TSNode P) {
+    if ((type(P) == "default_parameter" ||
+         type(P) == "typed_default_parameter") &&
+        text(field(P, "name")) == text(Callee))
+      Default = field(P, "value");
+  });
+  if (isNull(Default))
+    return Name;
+  if (type(Default) == "call") {
+    std::string Made = qualifiedName(field(Default, "function"));
+    if (Made != "functools.partial" && Made != "partial")
+      return Name;
+    Default = namedChild(field(Default, "arguments"), 0);
+  }
+  std::string Class = qualifiedName(Default);
+  return Class.empty() ? Name : Class;
+}
+
+bool Frontend::savesItsInput(TSNode N, const Scope &S) const {
+  // Measured on torch 2.11.0: these layers save their input for the
+  // weight's gradient (the norms for the input's too); activations,
+  // dropout and pooling layers are not among them.
+  static const char *const Saving[] = {
+      "Linear",      "Bilinear",    "Conv1d",         "Conv2d",
+      "Conv3d",      "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+      "LayerNorm",   "GroupNorm",   "BatchNorm1d",    "BatchNorm2d",
+      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"};
+  for (const Value &V : valuesOf(N, S)) {
+    if (type(V.Node) != "call")
+      continue;
+    std::string Name = V.In->Owner->constructedClass(V.Node, *V.In);
+    StringRef Class = Name;
+    if (Class.consume_front("torch.nn.") &&
+        llvm::is_contained(Saving, Class))
+      return true;
+  }
+  return false;
+}
+
 bool Frontend::isPackageClass(TSNode Callee, StringRef Name) const {
   // Only names a forward calls or an optimizer steps get here, so a class
   // from a package the run does not hold (nn_builder's NN, built by a
@@ -372,6 +421,11 @@ Frontend::moduleNamed(TSNode N, const Scope &S, unsigned Depth) const {
     Key = text(N).str();
   if (Key.empty() || Depth > 8)
     return std::nullopt;
+  // In a method read for its receiver (model.style_params()): self's X is
+  // the receiver's part X.
+  if (StringRef(Key).starts_with("self.") && !Files.ReceiverKeys.empty())
+    return ModuleInfo{Files.ReceiverKeys.back() + Key.substr(4),
+                      ParameterSaves::Always};
   std::optional<ModuleInfo> Result;
   for (const Value &V : valuesOf(N, S)) {
     ReadingReturn Reading(Files, V);
@@ -527,11 +581,14 @@ std::vector<std::string> Frontend::parameterSources(TSNode Params,
       Last = Called;
     if (type(Callee) == "attribute" &&
         text(field(Callee, "attribute")) == "parameters") {
-      if (std::optional<std::string> Key =
-              moduleOrPartKey(field(Callee, "object"), S))
-        Keys.push_back(*Key);
-      else
-        Followed = false;
+      std::vector<std::string> Of =
+          moduleKeys(field(Callee, "object"), S, Depth + 1);
+      Followed &= !Of.empty();
+      Keys.insert(Keys.end(), Of.begin(), Of.end());
+    } else if (std::vector<std::string> Of =
+                   methodParameterSources(Params, S, Depth + 1);
+               !Of.empty()) {
+      Keys.insert(Keys.end(), Of.begin(), Of.end());
     } else if (Called == "itertools.chain" || Last == "chain" ||
                Called == "list" || Called == "tuple") {
       forEachNamedChild(Arguments, Add);
@@ -567,6 +624,10 @@ std::vector<std::string> Frontend::parameterSources(TSNode Params,
     if (Values.empty())
       Followed = false;
     for (const Value &V : Values) {
+      // params = [] before params += ...: adds nothing.
+      if ((type(V.Node) == "list" || type(V.Node) == "tuple") &&
+          ts_node_named_child_count(V.Node) == 0 && Values.size() > 1)
+        continue;
       ReadingReturn Reading(Files, V);
       std::vector<std::string> More =
           V.In->Owner->parameterSources(V.Node, *V.In, Depth + 1);
@@ -581,6 +642,119 @@ std::vector<std::string> Frontend::parameterSources(TSNode Params,
   if (!Followed)
     Keys.clear();
   return Keys;
+}
+
+std::vector<std::string> Frontend::moduleKeys(TSNode N, const Scope &S,
+                                              unsigned Depth) const {
+  if (std::optional<std::string> Key = moduleOrPartKey(N, S))
+    return {*Key};
+  std::vector<std::string> Keys;
+  if (type(N) != "identifier" || Depth > 8)
+    return Keys;
+  for (const Value &V : valuesOf(N, S)) {
+    ReadingReturn Reading(Files, V);
+    std::vector<std::string> More =
+        V.In->Owner->moduleKeys(V.Node, *V.In, Depth + 1);
+    if (More.empty())
+      return {};
+    Keys.insert(Keys.end(), More.begin(), More.end());
+  }
+  return Keys;
+}
+
+std::vector<std::string>
+Frontend::methodParameterSources(TSNode Call, const Scope &S,
+                                 unsigned Depth) const {
+  TSNode Callee = field(Call, "function");
+  if (type(Callee) != "attribute" || Depth > 8)
+    return {};
+  std::optional<std::string> Receiver =
+      moduleOrPartKey(field(Callee, "object"), S);
+  if (!Receiver)
+    return {};
+  // The receiver's class is not always followed (a factory's model wrapped
+  // in DataParallel): then the one module class of the run defining the
+  // method.
+  const Scope *Method = calledFunction(Callee, S);
+  if (!Method) {
+    StringRef Name = text(field(Callee, "attribute"));
+    for (const auto &Entry : Files.ByPath)
+      for (const auto &Function : Entry.second->Functions) {
+        const Scope *Candidate = Function.second;
+        if (isNull(Candidate->Class) || Candidate->Parent ||
+            StringRef(Function.first()).rsplit('.').second != Name ||
+            !Entry.second->isModuleClass(Candidate->Class))
+          continue;
+        if (Method && Method != Candidate)
+          return {};
+        Method = Candidate;
+      }
+  }
+  if (!Method || isNull(Method->Class))
+    return {};
+  Files.ReceiverKeys.push_back(*Receiver);
+  auto Done = llvm::make_scope_exit([&] { Files.ReceiverKeys.pop_back(); });
+  std::vector<std::string> Keys;
+  for (TSNode R : Method->Bindings) {
+    if (type(R) != "return_statement")
+      continue;
+    std::vector<std::string> More = Method->Owner->parameterSources(
+        namedChild(R, 0), *Method, Depth + 1);
+    if (More.empty())
+      return {};
+    Keys.insert(Keys.end(), More.begin(), More.end());
+  }
+  return Keys;
+}
+
+std::vector<Frontend::ReachedForward>
+Frontend::forwardsReaching(TSNode N, const Scope &S) const {
+  std::vector<ReachedForward> Found;
+  llvm::DenseSet<const void *> Seen;
+  std::function<void(TSNode, const Scope &, unsigned)> Walk =
+      [&](TSNode E, const Scope &In, unsigned Depth) {
+        if (isNull(E) || Depth > 10 || !Seen.insert(E.id).second)
+          return;
+        const Frontend &Of = *In.Owner;
+        StringRef Kind = type(E);
+        if (Kind == "identifier" || Kind == "attribute") {
+          if (Of.bindingKey(E, In).empty() && Kind == "attribute")
+            return Walk(field(E, "object"), In, Depth + 1);
+          for (const Value &V : Of.valuesOf(E, In)) {
+            ReadingReturn Reading(Files, V);
+            Walk(V.Node, *V.In, Depth + 1);
+          }
+          return;
+        }
+        if (Kind == "call") {
+          TSNode Callee = field(E, "function");
+          StringRef Method = type(Callee) == "attribute"
+                                 ? Of.text(field(Callee, "attribute"))
+                                 : "";
+          if (Method == "detach" || Method == "item" || Method == "numpy")
+            return;
+          TSNode Object = Method == "forward" ? field(Callee, "object") : Callee;
+          if ((type(Object) == "identifier" || type(Object) == "attribute") &&
+              !Of.Imports.count(Of.text(Object).split('.').first))
+            if (std::optional<ModuleInfo> Module = Of.moduleNamed(Object, In))
+              Found.push_back({E, &In, *Module});
+          if (type(Callee) == "attribute")
+            Walk(field(Callee, "object"), In, Depth + 1);
+          forEachNamedChild(field(E, "arguments"), [&](TSNode A) {
+            Walk(type(A) == "keyword_argument" ? field(A, "value") : A, In,
+                 Depth + 1);
+          });
+          return;
+        }
+        if (Kind == "binary_operator" || Kind == "parenthesized_expression" ||
+            Kind == "unary_operator" || Kind == "subscript")
+          forEachNamedChild(E, [&](TSNode Child) { Walk(Child, In, Depth + 1); });
+      };
+  for (const Value &V : valuesOf(N, S)) {
+    ReadingReturn Reading(Files, V);
+    Walk(V.Node, *V.In, 0);
+  }
+  return Found;
 }
 
 bool Frontend::isGradFree(TSNode N, const Scope &S, unsigned Depth) const {

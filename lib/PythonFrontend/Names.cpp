@@ -46,6 +46,10 @@ void Frontend::collectImport(TSNode N) {
       std::replace(Inside.begin(), Inside.end(), '.', '/');
       From = (Directory + (Inside.empty() ? "" : "/" + Inside)).str() + ":";
     }
+    forEachNamedChild(N, [&](TSNode Child) {
+      if (type(Child) == "wildcard_import")
+        StarImports.push_back(From);
+    });
     for (uint32_t I = 0, E = ts_node_child_count(N); I < E; ++I) {
       const char *Field = ts_node_field_name_for_child(N, I);
       if (!Field || StringRef(Field) != "name")
@@ -111,7 +115,15 @@ void Frontend::collect(TSNode N, Scope &Current, TSNode Class,
       collectImport(Child);
       return;
     }
-    if (Kind == "assignment" || Kind == "return_statement" || Kind == "call")
+    if (Kind == "global_statement" && &Current != ModuleScope) {
+      forEachNamedChild(Child, [&](TSNode Name) {
+        if (type(Name) == "identifier")
+          GlobalWriters[text(Name)].push_back(&Current);
+      });
+      return;
+    }
+    if (Kind == "assignment" || Kind == "return_statement" || Kind == "call" ||
+        Kind == "augmented_assignment" || Kind == "for_statement")
       Current.Bindings.push_back(Child);
     collect(Child, Current, Class, Prefix);
   });
@@ -181,8 +193,22 @@ Frontend::imported(StringRef Qualified) const {
 std::string Frontend::qualifiedName(TSNode N) const {
   StringRef Kind = type(N);
   if (Kind == "identifier") {
-    auto It = Imports.find(text(N));
-    return It != Imports.end() ? It->second : text(N).str();
+    StringRef Name = text(N);
+    auto It = Imports.find(Name);
+    if (It != Imports.end())
+      return It->second;
+    // `from models.gan import *`: a function or class of that file the
+    // file does not define itself.
+    if (!StarImports.empty() && !Functions.count(Name) && !Classes.count(Name))
+      for (const std::string &From : StarImports) {
+        std::string Qualified =
+            From + (StringRef(From).ends_with(":") ? "" : ".") + Name.str();
+        if (auto [File, Rest] = importedFile(Qualified);
+            File && File != this &&
+            (File->Functions.count(Rest) || File->Classes.count(Rest)))
+          return Qualified;
+      }
+    return Name.str();
   }
   if (Kind == "attribute") {
     std::string Object = qualifiedName(field(N, "object"));
@@ -318,11 +344,19 @@ const Binding *Frontend::ddpBinding(StringRef Key, const Scope &S) const {
   if (S.Owner && S.Owner != this)
     return S.Owner->ddpBinding(Key, S);
   if (Key.starts_with("self.")) {
-    auto Class = ClassAttributes.find(ts_node_start_byte(S.Class));
-    if (Class == ClassAttributes.end())
+    if (isNull(S.Class))
       return nullptr;
-    auto It = Class->second.find(Key);
-    return It == Class->second.end() ? nullptr : &It->second;
+    // Set in a method of the class, of a base (a base's init_training
+    // wraps self.net_d) or of a subclass, in any file of the run.
+    for (auto [Class, In] : classFamily(S.Class)) {
+      auto Attributes = In->ClassAttributes.find(ts_node_start_byte(Class));
+      if (Attributes == In->ClassAttributes.end())
+        continue;
+      auto It = Attributes->second.find(Key);
+      if (It != Attributes->second.end())
+        return &It->second;
+    }
+    return nullptr;
   }
   for (const Scope *In = &S; In; In = In->Parent) {
     auto It = In->DDPNames.find(Key);
@@ -396,6 +430,9 @@ std::vector<TSNode> Frontend::assignedTo(TSNode N, const Scope &S) const {
   Scan(S.Bindings, S);
   if (Found.empty() && ModuleScope && &S != ModuleScope)
     Scan(ModuleScope->Bindings, *ModuleScope);
+  if (Found.empty() || &S == ModuleScope)
+    for (const Scope *Writer : GlobalWriters.lookup(Key))
+      Scan(Writer->Bindings, *Writer);
   return Found;
 }
 
@@ -455,6 +492,16 @@ std::vector<Value> Frontend::selfAttributeValues(TSNode OfClass,
       if (!ts_node_eq(Method->Class, Class) || Method->Parent)
         continue;
       for (TSNode A : Method->Bindings) {
+        // self.add_module("discriminator", d) sets self.discriminator.
+        if (type(A) == "call" &&
+            In->text(field(A, "function")) == "self.add_module") {
+          TSNode Name = namedChild(field(A, "arguments"), 0);
+          if (type(Name) == "string" &&
+              ("self." + In->text(Name).trim("'\"")).str() == Key)
+            Values.push_back(
+                {namedChild(field(A, "arguments"), 1), Method.get()});
+          continue;
+        }
         if (type(A) != "assignment")
           continue;
         forEachBoundValue(field(A, "left"), field(A, "right"),
@@ -489,8 +536,17 @@ std::vector<const Scope *> Frontend::constructorsOf(TSNode N, const Scope &S,
     }
     if (Kind != "call")
       continue;
+    // Discriminator(...).to(device): the instance itself.
+    TSNode Made = V.Node;
+    while (type(Made) == "call" &&
+           type(field(Made, "function")) == "attribute" &&
+           returnsItsModule(
+               V.In->Owner->text(field(field(Made, "function"), "attribute"))))
+      Made = field(field(Made, "function"), "object");
+    if (type(Made) != "call")
+      continue;
     const Scope *Init = V.In->Owner->calledFunctionByName(
-        field(V.Node, "function"), *V.In);
+        field(Made, "function"), *V.In);
     if (Init && !isNull(Init->Class) &&
         StringRef(Init->Name).ends_with(".__init__"))
       Found.push_back(Init);
@@ -531,13 +587,28 @@ std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
     });
   };
   auto Scan = [&](const Scope &In) {
-    for (TSNode A : In.Bindings)
-      if (type(A) == "assignment")
+    for (TSNode A : In.Bindings) {
+      StringRef Kind = type(A);
+      if (Kind == "assignment")
         Pair(field(A, "left"), field(A, "right"), In, std::nullopt);
+      // params += [...]: the list grows by the right side.
+      if (Kind == "augmented_assignment" &&
+          text(field(A, "operator")) == "+=" &&
+          bindingKey(field(A, "left"), In) == Key)
+        Values.push_back({field(A, "right"), &In});
+      if (Kind == "for_statement" && bindingKey(field(A, "left"), In) == Key)
+        for (TSNode Element : iteratedElements(field(A, "right"), In))
+          Values.push_back({Element, &In});
+    }
   };
   Scan(S);
-  if (Values.empty() && ModuleScope && &S != ModuleScope)
-    Scan(*ModuleScope);
+  if ((Values.empty() || &S == ModuleScope) && ModuleScope) {
+    if (&S != ModuleScope)
+      Scan(*ModuleScope);
+    // A global assigned by functions under `global` (init_model()).
+    for (const Scope *Writer : GlobalWriters.lookup(Key))
+      Scan(*Writer);
+  }
   if (!Values.empty())
     return throughFactories(std::move(Values));
   if (type(N) != "identifier" ||
@@ -566,6 +637,35 @@ std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
             Values.push_back({Argument, &In});
         });
   return throughFactories(std::move(Values));
+}
+
+std::vector<TSNode> Frontend::iteratedElements(TSNode Iterable,
+                                               const Scope &S,
+                                               unsigned Depth) const {
+  // A loop over a list or tuple written out (or a slice of a name bound to
+  // one) takes each element; over X.modules() or X.children(), parts of X:
+  // X stands for them.
+  std::vector<TSNode> Elements;
+  StringRef Kind = type(Iterable);
+  if (Kind == "list" || Kind == "tuple") {
+    forEachNamedChild(Iterable, [&](TSNode E) {
+      if (type(E) != "comment")
+        Elements.push_back(E);
+    });
+  } else if (Kind == "subscript" && Depth < 4 &&
+             type(field(Iterable, "subscript")) == "slice") {
+    for (TSNode Right : assignedTo(field(Iterable, "value"), S)) {
+      std::vector<TSNode> More = iteratedElements(Right, S, Depth + 1);
+      Elements.insert(Elements.end(), More.begin(), More.end());
+    }
+  } else if (Kind == "call") {
+    TSNode Callee = field(Iterable, "function");
+    StringRef Method =
+        type(Callee) == "attribute" ? text(field(Callee, "attribute")) : "";
+    if (Method == "modules" || Method == "children")
+      Elements.push_back(field(Callee, "object"));
+  }
+  return Elements;
 }
 
 std::vector<Value> Frontend::throughFactories(std::vector<Value> Values,

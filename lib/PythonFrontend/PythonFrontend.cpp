@@ -29,6 +29,10 @@ void Frontend::collectFile(TSNode Root) {
 CheckResult Frontend::findings(TSNode Root) {
   CheckResult Result;
   collectErrors(Root, Result.SyntaxErrors);
+  // A method called on an instance (netD.netG_adv_loss(fake)) is found
+  // through the run's call sites: built once, now that names are bound.
+  if (!Scopes.empty())
+    callSitesOf(*Scopes.front());
   for (auto &S : Scopes)
     analyse(*S, Result);
   llvm::sort(Result.Findings, [](const Finding &A, const Finding &B) {

@@ -96,7 +96,8 @@ TSNode Lowering::sharedFrom(TSNode N) {
     if (isViewMethod(Method) || isInPlaceMethod(Method))
       return field(Callee, "object");
   }
-  if (!inPlaceModule(Callee).empty())
+  // einops.rearrange(x, ...) returns a view of x where the pattern allows.
+  if (Name == "einops.rearrange" || !inPlaceModule(Callee).empty())
     return namedChild(Arguments, 0);
   return TSNode{};
 }
