@@ -202,10 +202,6 @@ const StringSet<> *WrapperNames::get(const std::string &RuleFiles) {
   return It->second.Valid ? &It->second.Names : nullptr;
 }
 
-  std::mutex Mutex;
-  std::map<std::string, Entry> Loaded;
-};
-
 unsigned enabledTriggers(const clang::tidy::ClangTidyOptions &Options) {
   std::optional<clang::tidy::GlobList> Enabled;
   if (Options.Checks)
