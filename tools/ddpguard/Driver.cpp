@@ -505,7 +505,7 @@ Finding recordedFinding(ClangTidyError E,
         Records[I].At.Offset == F.Message.FileOffset &&
         resolvedPath(Records[I].At.File) == Path) {
       Used[I] = true;
-      F.apply(Records[I]);
+      F.apply(Records[I], resolvedPath);
       break;
     }
   return F;

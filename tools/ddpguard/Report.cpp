@@ -2,7 +2,6 @@
 
 #include "Report.h"
 #include "Tidy/CheckNames.h"
-#include "FixWriter.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -72,7 +71,8 @@ void Finding::eraseNote(size_t At) {
   NoteRoles.erase(NoteRoles.begin() + At);
 }
 
-void Finding::apply(const FindingRecord &Record) {
+void Finding::apply(const FindingRecord &Record,
+                    llvm::function_ref<std::string(llvm::StringRef)> Path) {
   NoteKinds.assign(Notes.size(), NoteKind::Place);
   NoteRoles.assign(Notes.size(), NoteRole::None);
   // The renderer adds notes of its own (a macro's expansion) between the
@@ -81,7 +81,7 @@ void Finding::apply(const FindingRecord &Record) {
   for (size_t I = 0; I < Notes.size() && Next < Record.Notes.size(); ++I) {
     const NoteRecord &Recorded = Record.Notes[Next];
     if (Notes[I].FileOffset != Recorded.At.Offset ||
-        resolvedPath(Notes[I].FilePath) != resolvedPath(Recorded.At.File))
+        Path(Notes[I].FilePath) != Path(Recorded.At.File))
       continue;
     NoteKinds[I] = Recorded.Kind;
     NoteRoles[I] = Recorded.Role;

@@ -5,6 +5,7 @@
 
 #include "Tidy/FindingRecord.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
 #include <optional>
@@ -76,8 +77,10 @@ struct Finding : clang::tidy::ClangTidyError {
                   NoteKind Kind, NoteRole Role = NoteRole::None);
   void eraseNote(size_t At);
   /// Takes the kinds, roles and fix of Record, the check's record of this
-  /// warning (its notes matched by place, in order).
-  void apply(const FindingRecord &Record);
+  /// warning (its notes matched by place, in order; Path names a file as
+  /// both name it).
+  void apply(const FindingRecord &Record,
+             llvm::function_ref<std::string(llvm::StringRef)> Path);
 };
 
 /// The note that says what the fix on F's warning does and changes; null
