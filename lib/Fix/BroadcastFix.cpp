@@ -184,8 +184,11 @@ static FixOutcome makeBroadcastFixAnywhere(const Construction &C,
   // a setter the code already calls keeps its name, as an alias it works.
   StringRef Setter = Setting.setterAt(Version);
   std::string Name = C.Object->getNameAsString();
-  if (!C.Expr)
-    return reason(constructionNotVisible(Name));
+  if (!C.Expr) {
+    FixOutcome Unseen = reason(constructionNotVisible(Name));
+    Unseen.ConstructionNotVisible = true;
+    return Unseen;
+  }
   if (C.Expr->getBeginLoc().isMacroID() ||
       (C.Setting && C.Setting->getBeginLoc().isMacroID()))
     return reason("the construction of '" + Name + "' is in a macro expansion");
@@ -238,8 +241,11 @@ static FixOutcome makeOncePerBackwardFixAnywhere(const Construction &C,
     return reason("'" + Rule.Type +
                   "' has no once-per-backward buffer policy (its rule in '" +
                   Rule.SourceFile + "' has no 'once-per-backward')");
-  if (!C.Expr)
-    return reason(constructionNotVisible(Name));
+  if (!C.Expr) {
+    FixOutcome Unseen = reason(constructionNotVisible(Name));
+    Unseen.ConstructionNotVisible = true;
+    return Unseen;
+  }
   if (C.Expr->getBeginLoc().isMacroID() ||
       (C.Options && C.Options->getBeginLoc().isMacroID()))
     return reason("the construction of '" + Name + "' is in a macro expansion");

@@ -29,6 +29,9 @@ struct FixOutcome {
   std::vector<clang::FixItHint> Hints;
   /// Why there is no fix, when Hints is empty.
   std::string Reason;
+  /// Withheld because the construction is not visible in this translation
+  /// unit (the CLI may find it in another file).
+  bool ConstructionNotVisible = false;
   /// A fix at constructions: each construction it edits with the index of
   /// its first hint (a parameter's fix edits each caller's construction).
   std::vector<std::pair<const clangfe::Construction *, unsigned>> Edits;

@@ -29,10 +29,10 @@ void InPlaceWriteBeforeBackwardCheck::report(const WriteFinding &F) {
   {
     auto Warning =
         F.ThroughResult
-            ? diag(At, "'%0' writes '%1' in place, which '%2' at line %3 "
+            ? warning(At, "'%0' writes '%1' in place, which '%2' at line %3 "
                        "saved for backward; a backward through the result of "
                        "this forward will fail")
-            : diag(At, "'%0' writes '%1' in place, which '%2' at line %3 "
+            : warning(At, "'%0' writes '%1' in place, which '%2' at line %3 "
                        "saved for backward; the backward at line %4 through "
                        "it will fail");
     Warning << Write.Operation << Tensor << Saver << SaverLine;
@@ -41,20 +41,20 @@ void InPlaceWriteBeforeBackwardCheck::report(const WriteFinding &F) {
     for (const FixItHint &Hint : Fix.Hints)
       Warning << Hint;
   }
-  diag(F.Saver->getBeginLoc(),
+  if (Fix.applies())
+    recordFix(FixApplicability::Safe, "Write it out of place");
+  note(F.Saver->getBeginLoc(),
        "'%0' saved the tensor for backward here, and the backward checks "
-       "that its version counter has not moved since",
-       DiagnosticIDs::Note)
+       "that its version counter has not moved since")
       << Saver;
   if (F.ThroughResult)
-    diag(F.Backward.Call->getBeginLoc(),
+    note(F.Backward.Call->getBeginLoc(),
          "the forward returns a value computed through it: the backward of "
-         "whoever trains this module fails",
-         DiagnosticIDs::Note);
+         "whoever trains this module fails");
   else
     noteBackward(F);
   if (!Fix.applies())
-    diag(At, "no fix is offered: %0", DiagnosticIDs::Note) << Fix.Reason;
+    note(At, "no fix is offered: %0", NoteKind::NoFix) << Fix.Reason;
   noteJudgedBy(At);
 }
 

@@ -28,7 +28,7 @@ static std::optional<bool> parseBoolOption(StringRef Value) {
 
 MultipleForwardBeforeBackwardCheck::MultipleForwardBeforeBackwardCheck(
     StringRef Name, clang::tidy::ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context), RuleFiles(Options.get("RuleFiles", "")),
+    : RecordingCheck(Name, Context), RuleFiles(Options.get("RuleFiles", "")),
       FixMode(Options.get("FixMode", "broadcast")),
       AssumeModulesHaveBuffers(false),
       TorchVersionOption(Options.get("TorchVersion", "")),
@@ -84,6 +84,7 @@ void MultipleForwardBeforeBackwardCheck::check(
   const auto *Function = Result.Nodes.getNodeAs<FunctionDecl>("function");
   if (!Analysis) {
     Context = Result.Context;
+    recordWith(Context->getSourceManager());
     // Matchers run after the whole translation unit is preprocessed, so
     // every macro of <torch/version.h> is known by now.
     Judged = PP ? judgeVersion(*PP, VersionOverride) : JudgedVersion();
@@ -188,8 +189,7 @@ void MultipleForwardBeforeBackwardCheck::noteCallerConstructions(
                            ? "is passed to " + Callee
                            : "reaches " + Callee + " through " +
                                  describeChain(Source);
-    diag(From.Expr->getBeginLoc(), "%0 is constructed here and %1; %2",
-         DiagnosticIDs::Note)
+    note(From.Expr->getBeginLoc(), "%0 is constructed here and %1; %2")
         << Object << Path << Setting;
   }
 }
@@ -204,34 +204,31 @@ void MultipleForwardBeforeBackwardCheck::noteConstruction(
   std::string Name = F.Object->getNameAsString();
   switch (C.Broadcast) {
   case BroadcastState::SetTrue:
-    diag(C.Setting->getBeginLoc(), "'%0' is set to true here",
-         DiagnosticIDs::Note)
+    note(C.Setting->getBeginLoc(), "'%0' is set to true here")
         << Option;
     break;
   case BroadcastState::Default:
-    diag(C.Expr ? C.Expr->getBeginLoc() : F.Object->getLocation(),
-         "'%1' is true by default in this construction of '%0'",
-         DiagnosticIDs::Note)
+    note(C.Expr ? C.Expr->getBeginLoc() : F.Object->getLocation(),
+         "'%1' is true by default in this construction of '%0'")
         << Name << Option;
     break;
   case BroadcastState::Unknown:
   case BroadcastState::SetFalse:
-    diag(C.Setting ? C.Setting->getBeginLoc() : F.Object->getLocation(),
+    note(C.Setting ? C.Setting->getBeginLoc() : F.Object->getLocation(),
          C.Setting ? "'%1' is set here to a value not known at compile time; "
                      "assuming true"
                    : "'%0' is constructed out of sight; assuming '%1' is "
                      "true, the default",
-         DiagnosticIDs::Note)
+         NoteKind::Assumption)
         << Name << Option;
     break;
   }
   if (const CallExpr *Factory = Analysis->objects().factoryCall(F.Object))
-    diag(Factory->getBeginLoc(), "'%0' is constructed by %1, called here",
-         DiagnosticIDs::Note)
+    note(Factory->getBeginLoc(), "'%0' is constructed by %1, called here")
         << Name << describeCallee(Factory->getDirectCallee());
   if (!C.Callers.WhyNot.empty())
-    diag(C.Callers.WhyNotLoc,
-         "'%0' %1: %2", DiagnosticIDs::Note)
+    note(C.Callers.WhyNotLoc,
+         "'%0' %1: %2", NoteKind::Assumption, NoteRole::CallersNotFollowed)
         << Name << NotFollowedNote << C.Callers.WhyNot;
 }
 
@@ -274,7 +271,7 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
 
   {
     auto Warning =
-        diag(locationOf(F.Second),
+        warning(locationOf(F.Second),
              "forward call on DDP-wrapped '%0' before the backward of the "
              "forward at line %1: DDP broadcasts buffers %select{before every "
              "forward|at the first forward after a backward}2 and overwrites "
@@ -284,66 +281,68 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
     for (const FixItHint &Hint : FuseFirst ? Fuse.Hints : Broadcast.Hints)
       Warning << Hint;
   }
+  if (FuseFirst ? Fuse.applies() : Broadcast.applies())
+    recordFix(FuseFirst || OnceFirst ? FixApplicability::Safe
+                                     : FixApplicability::Unsafe,
+              FuseFirst   ? "Fuse the forwards into one call"
+              : OnceFirst ? "Broadcast buffers once per backward"
+                          : "Set '" + C.Rule->Broadcast.nameAt(Judged.Version) +
+                                "' to false at the construction");
   if (F.Second.AtInner && !F.RepeatedInCall)
-    diag(F.Second.Call->getBeginLoc(), "%0 runs the lambda here",
-         DiagnosticIDs::Note)
+    note(F.Second.Call->getBeginLoc(), "%0 runs the lambda here")
         << describeRunner(F.Second);
   else if (F.Second.Via && !F.Second.AtInner)
-    diag(F.Second.Inner, "the forward runs inside %0 here", DiagnosticIDs::Note)
+    note(F.Second.Inner, "the forward runs inside %0 here")
         << describe(F.Second.Via);
 
   if (F.RepeatedInCall)
-    diag(F.Second.Call->getBeginLoc(),
+    note(F.Second.Call->getBeginLoc(),
          "%0 may run the forward more than once in this call%select{|, once "
          "per element}1: each run broadcasts over the buffers the run before "
-         "saved",
-         DiagnosticIDs::Note)
+         "saved")
         << describeRunner(F.Second) << (algorithmOf(F.Second) != nullptr);
   else if (F.Loop)
-    diag(locationOf(F.First),
+    note(locationOf(F.First),
          "the forwards happen in different iterations of the loop at line %0",
-         DiagnosticIDs::Note)
+         NoteKind::Place, NoteRole::EarlierForward)
         << SM.getPresumedLineNumber(F.Loop->getBeginLoc());
   else
-    diag(locationOf(F.First),
+    note(locationOf(F.First),
          "earlier forward on '%0' is here; its saved buffers are overwritten",
-         DiagnosticIDs::Note)
+         NoteKind::Place, NoteRole::EarlierForward)
         << Name;
   if (F.First.Via && !F.First.AtInner &&
       !(F.Second.Via && F.First.Inner == F.Second.Inner))
-    diag(F.First.Inner, "the forward runs inside %0 here", DiagnosticIDs::Note)
+    note(F.First.Inner, "the forward runs inside %0 here")
         << describe(F.First.Via);
 
-  diag(F.Backward.Call->getExprLoc(), "the backward that fails is here",
-       DiagnosticIDs::Note);
+  note(F.Backward.Call->getExprLoc(), "the backward that fails is here");
   if (F.EscapedRead) {
     // A visible helper hands back what the calls it makes may return.
     const auto *Read = dyn_cast<CallExpr>(F.EscapedRead);
     const FunctionDecl *Callee = Read ? Read->getDirectCallee() : nullptr;
-    diag(F.EscapedRead->getBeginLoc(),
+    note(F.EscapedRead->getBeginLoc(),
          "assuming that this call%select{, whose body is not visible,|}0 may "
          "%select{return|hand back}0 the history of values that escaped "
          "earlier",
-         DiagnosticIDs::Note)
+         NoteKind::Assumption)
         << (Callee && Callee->hasBody());
-    diag(F.Escape->getBeginLoc(),
+    note(F.Escape->getBeginLoc(),
          "a value derived from a forward escapes here, into code the checker "
-         "cannot see",
-         DiagnosticIDs::Note);
+         "cannot see");
   }
   if (F.Backward.Via)
-    diag(F.Backward.Inner, "the backward runs inside %0 here",
-         DiagnosticIDs::Note)
+    note(F.Backward.Inner, "the backward runs inside %0 here")
         << describe(F.Backward.Via);
 
   noteConstruction(F, C);
 
   // The module's buffers were not all followed: say what was assumed.
   if (!C.BuffersAssumption.empty())
-    diag(C.BuffersAssumedAt.isValid() ? C.BuffersAssumedAt
+    note(C.BuffersAssumedAt.isValid() ? C.BuffersAssumedAt
                                       : F.Object->getLocation(),
          "assuming the forward saves a buffer for backward: %0",
-         DiagnosticIDs::Note)
+         NoteKind::Assumption)
         << C.BuffersAssumption;
 
   // The broadcast fix trades the crash for a change of behaviour: say so, and
@@ -368,37 +367,41 @@ void MultipleForwardBeforeBackwardCheck::report(const Finding &F) {
                 : "cannot set '" + Option + "' to false automatically: %0";
   const fix::FixOutcome &Alternative = FuseFirst ? Broadcast : Fuse;
   const fix::FixOutcome &Primary = FuseFirst ? Fuse : Broadcast;
+  auto Withheld = [](const fix::FixOutcome &Fix) {
+    return Fix.ConstructionNotVisible ? NoteRole::ConstructionNotVisible
+                                      : NoteRole::None;
+  };
   if (!Primary.applies() && !Primary.Reason.empty())
-    diag(locationOf(F.Second),
+    note(locationOf(F.Second),
          FuseFirst ? "cannot fuse the forwards: %0" : CannotBroadcast,
-         DiagnosticIDs::Note)
+         NoteKind::NoFix, Withheld(Primary))
         << Primary.Reason;
   if (Alternative.applies()) {
-    auto Note = diag(locationOf(F.Second),
+    auto Note = note(locationOf(F.Second),
                      FuseFirst ? "or set '" + Option +
                                      "' to false, which changes behaviour: %0"
                                : "or fuse the forwards into one call",
-                     DiagnosticIDs::Note);
+                     NoteKind::Alternative);
     if (FuseFirst)
       Note << Behaviour;
     for (const FixItHint &Hint : Alternative.Hints)
       Note << Hint;
   } else if (!Alternative.Reason.empty()) {
-    diag(locationOf(F.Second),
+    note(locationOf(F.Second),
          FuseFirst ? CannotBroadcast : "cannot fuse the forwards: %0",
-         DiagnosticIDs::Note)
+         NoteKind::NoFix, Withheld(Alternative))
         << Alternative.Reason;
   }
   if (!FuseFirst && !OnceFirst && Broadcast.applies())
-    diag(locationOf(F.Second), "%0: %1%2", DiagnosticIDs::Note)
+    note(locationOf(F.Second), "%0: %1%2", NoteKind::FixEffect)
         << broadcastFixNote(Option) << Behaviour
         << (KeepInSync.empty() ? "" : "; " + KeepInSync + " keeps buffers in sync");
   if (OnceFirst && Broadcast.applies())
-    diag(locationOf(F.Second),
+    note(locationOf(F.Second),
          "%0: buffers are broadcast from rank 0 on the first forward after a "
          "backward, and the later forwards before the next backward reuse "
          "them ('%1(%2)' at the construction of '%3')",
-         DiagnosticIDs::Note)
+         NoteKind::FixEffect)
         << OncePerBackwardFixNote << Rule->OncePerBackward.Setter
         << Rule->OncePerBackward.Value << Name;
   noteVersion(F, *Rule);
@@ -416,14 +419,14 @@ void MultipleForwardBeforeBackwardCheck::noteVersion(const Finding &F,
           "back after its broadcast, as PyTorch's DDP does from " +
           PyTorchPreserves.str() + " on (its rule in '" + Rule.SourceFile +
           "' has no 'preserves-version-counters')";
-  diag(locationOf(F.Second), "judged by %0%1", DiagnosticIDs::Note)
+  note(locationOf(F.Second), "judged by %0%1", NoteKind::JudgedBy)
       << Judged.describe() << Why;
   if (From && Judged.Version < *From)
-    diag(locationOf(F.Second),
+    note(locationOf(F.Second),
          "or build against LibTorch %0 or later: there '%1' puts the buffers' "
          "version counters back after its broadcast, as PyTorch's DDP does, "
          "and these forwards no longer fail",
-         DiagnosticIDs::Note)
+         NoteKind::Alternative)
         << From->str() << Rule.Type;
 }
 

@@ -26,22 +26,20 @@
 #include "Fix/Fixes.h"
 #include "Frontend/LibTorchVersion.h"
 #include "Frontend/TranslationUnitAnalysis.h"
-#include "clang-tidy/ClangTidyCheck.h"
+#include "FindingRecord.h"
 #include "llvm/ADT/DenseSet.h"
 #include <memory>
 
 namespace ddpguard {
 namespace tidy {
 
-class MultipleForwardBeforeBackwardCheck : public clang::tidy::ClangTidyCheck {
+class MultipleForwardBeforeBackwardCheck : public RecordingCheck {
 public:
-  /// How the note that comes with a broadcast fix on the warning begins; the
-  /// CLI finds it to say so in its --fix summary and SARIF fixes.
-  static constexpr llvm::StringLiteral BroadcastFixNote = "the fix sets '";
-  /// That note's first words for the setting named Option
-  /// ('broadcast_buffers', 'forward_sync_buffers').
+  /// The note that says what the broadcast fix on the warning changes, for
+  /// the setting named Option ('broadcast_buffers',
+  /// 'forward_sync_buffers'); the Python findings say it in the same words.
   static std::string broadcastFixNote(llvm::StringRef Option) {
-    return (BroadcastFixNote + Option + "' to false, which changes behaviour")
+    return ("the fix sets '" + Option + "' to false, which changes behaviour")
         .str();
   }
   /// How the note that comes with a once-per-backward fix on the warning
@@ -50,8 +48,8 @@ public:
       "the fix broadcasts buffers once per backward, which keeps them "
       "synchronised";
   /// What the note says after the object's name when a DDP parameter's
-  /// callers were not all followed; the CLI replaces that note when it
-  /// follows them in other files.
+  /// callers were not all followed (NoteRole::CallersNotFollowed); the CLI
+  /// says it again of the other files.
   static constexpr llvm::StringLiteral NotFollowedNote =
       "is not followed to its construction among the callers";
 

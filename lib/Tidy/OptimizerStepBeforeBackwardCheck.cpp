@@ -22,7 +22,7 @@ void OptimizerStepBeforeBackwardCheck::report(const WriteFinding &F) {
   fix::FixOutcome Fix = fix::makeStepMoveFix(F, *Context);
   {
     auto Warning =
-        diag(Step,
+        warning(Step,
              "step of '%0' writes the parameters of '%1' in place, which the "
              "forward at line %2 saved for backward; the backward at line %3 "
              "through that forward will fail");
@@ -31,25 +31,27 @@ void OptimizerStepBeforeBackwardCheck::report(const WriteFinding &F) {
     for (const FixItHint &Hint : Fix.Hints)
       Warning << Hint;
   }
+  if (Fix.applies())
+    recordFix(FixApplicability::Safe, "Move the step after the backward");
   noteForwardAndBackward(F);
   if (F.Opt->Assumed)
-    diag(Step,
+    note(Step,
          "assuming that a step of '%0' bumps the version counters of the "
          "parameters it updates: the type is not among the measured "
          "optimizers (Adam, AdamW, RMSprop, Adagrad and LBFGS do; SGD does "
          "not)",
-         DiagnosticIDs::Note)
+         NoteKind::Assumption)
         << F.Opt->Type;
   if (Fix.applies())
-    diag(Step,
+    note(Step,
          "the fix moves the step after the backward at line %0: that backward "
          "accumulates into no parameter of '%1' and nothing between them uses "
          "'%1' or its optimizer, so the step and the backward compute what "
          "they did",
-         DiagnosticIDs::Note)
+         NoteKind::FixEffect)
         << BackwardLine << F.Module->getNameAsString();
   else
-    diag(Step, "no fix is offered: %0", DiagnosticIDs::Note) << Fix.Reason;
+    note(Step, "no fix is offered: %0", NoteKind::NoFix) << Fix.Reason;
   noteJudgedBy(Step);
 }
 

@@ -19,26 +19,25 @@ void ParameterWriteBeforeBackwardCheck::report(const WriteFinding &F) {
   std::string Module = F.Module->getNameAsString();
   SourceLocation At = Write.Call->getExprLoc();
   unsigned BackwardLine = lineOf(F.Backward.Call->getExprLoc());
-  diag(At,
+  warning(At,
        "'%0' writes %select{a parameter|the parameters}1 of '%2' in place, "
        "which the forward at line %3 saved for backward; the backward at "
        "line %4 through that forward will fail")
       << Write.Operation << Write.WholeList << Module
       << lineOf(F.Forward.Call->getBeginLoc()) << BackwardLine;
   StringRef Tensor = sourceText(Write.Tensor->getSourceRange(), *Context);
-  diag(Write.Tensor->getBeginLoc(),
+  note(Write.Tensor->getBeginLoc(),
        "'%0' is %select{one of the parameters|the list of the parameters}1 "
        "of '%2'; an in-place write bumps %select{its version counter|their "
-       "version counters}1 in any grad mode, NoGradGuard included",
-       DiagnosticIDs::Note)
+       "version counters}1 in any grad mode, NoGradGuard included")
       << (Tensor.empty() ? StringRef("the tensor") : Tensor) << Write.WholeList
       << Module;
   noteForwardAndBackward(F);
-  diag(At,
+  note(At,
        "no fix is offered: moving the write after the backward at line %0, "
        "or recomputing the forward after the write, changes which weights "
        "the later backward and loss see; both change what training computes",
-       DiagnosticIDs::Note)
+       NoteKind::NoFix)
       << BackwardLine;
   noteJudgedBy(At);
 }

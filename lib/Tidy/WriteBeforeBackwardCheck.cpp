@@ -13,7 +13,7 @@ namespace tidy {
 
 WriteBeforeBackwardCheck::WriteBeforeBackwardCheck(
     StringRef Name, clang::tidy::ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context), RuleFiles(Options.get("RuleFiles", "")),
+    : RecordingCheck(Name, Context), RuleFiles(Options.get("RuleFiles", "")),
       TorchVersionOption(Options.get("TorchVersion", "")),
       Rules(RuleSet::builtin()) {
   if (!StringRef(TorchVersionOption).trim().empty() &&
@@ -48,6 +48,7 @@ void WriteBeforeBackwardCheck::check(const MatchFinder::MatchResult &Result) {
   const auto *Function = Result.Nodes.getNodeAs<FunctionDecl>("function");
   if (!Analysis) {
     Context = Result.Context;
+    recordWith(Context->getSourceManager());
     Judged = PP ? judgeVersion(*PP, VersionOverride) : JudgedVersion();
     // The buffers play no part in a write's finding: assume none are saved.
     Analysis = std::make_unique<TranslationUnitAnalysis>(
@@ -74,28 +75,25 @@ void WriteBeforeBackwardCheck::noteForwardAndBackward(const WriteFinding &F) {
   std::string Module = F.Module->getNameAsString();
   bool OnInput = Analysis->modules().savingOf(F.Module) ==
                  ParameterSaving::IfInputsRequireGrad;
-  diag(F.Forward.Call->getBeginLoc(),
+  note(F.Forward.Call->getBeginLoc(),
        "forward on '%0' is here; it saved the parameters of '%0' for "
-       "backward%select{| because its input may require grad}1",
-       DiagnosticIDs::Note)
+       "backward%select{| because its input may require grad}1")
       << Module << OnInput;
   noteBackward(F);
 }
 
 void WriteBeforeBackwardCheck::noteBackward(const WriteFinding &F) {
   if (F.Loop)
-    diag(F.Backward.Call->getExprLoc(),
+    note(F.Backward.Call->getExprLoc(),
          "the backward that fails is here, in the next iteration of the loop "
-         "at line %0",
-         DiagnosticIDs::Note)
+         "at line %0")
         << lineOf(F.Loop->getBeginLoc());
   else
-    diag(F.Backward.Call->getExprLoc(), "the backward that fails is here",
-         DiagnosticIDs::Note);
+    note(F.Backward.Call->getExprLoc(), "the backward that fails is here");
 }
 
 void WriteBeforeBackwardCheck::noteJudgedBy(SourceLocation Loc) {
-  diag(Loc, "judged by %0", DiagnosticIDs::Note) << Judged.describe();
+  note(Loc, "judged by %0", NoteKind::JudgedBy) << Judged.describe();
 }
 
 } // namespace tidy

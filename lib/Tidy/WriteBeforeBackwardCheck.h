@@ -22,13 +22,13 @@
 
 #include "Frontend/LibTorchVersion.h"
 #include "Frontend/TranslationUnitAnalysis.h"
-#include "clang-tidy/ClangTidyCheck.h"
+#include "FindingRecord.h"
 #include <memory>
 
 namespace ddpguard {
 namespace tidy {
 
-class WriteBeforeBackwardCheck : public clang::tidy::ClangTidyCheck {
+class WriteBeforeBackwardCheck : public RecordingCheck {
 public:
   WriteBeforeBackwardCheck(llvm::StringRef Name,
                            clang::tidy::ClangTidyContext *Context);

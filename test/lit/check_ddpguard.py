@@ -13,17 +13,15 @@ For each front end: the CHECK-MESSAGES[-S] lines must match the diagnostics
 the fixed file is parsed again: it must compile and report nothing.
 """
 import argparse
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 
-# The check the options are for, and every check the CLI runs
-# (lib/Tidy/CheckNames.h): clang-tidy runs the same ones.
+# The check the options are for.
 CHECK = "ddp-multiple-forward-before-backward"
-CHECKS = [CHECK, "optimizer-step-before-backward",
-          "parameter-write-before-backward", "inplace-write-before-backward"]
 
 
 def run(cmd, **kwargs):
@@ -44,6 +42,15 @@ def fail(message, result=None):
     sys.exit(message)
 
 
+def check_names(ddpguard):
+    """Every check the CLI runs, from the table (lib/Tidy/CheckNames.h):
+    clang-tidy runs the same ones."""
+    listed = run([ddpguard, "--list-checks", "--output-format=json"])
+    if listed.returncode != 0:
+        fail("ddpguard --list-checks failed", listed)
+    return [check["name"] for check in json.loads(listed.stdout)]
+
+
 def tidy_command(args, path, flags, fix):
     options = {"FixMode": args.fix_mode, **dict(args.option)}
     if args.rules:
@@ -51,7 +58,7 @@ def tidy_command(args, path, flags, fix):
     config = "{CheckOptions: {" + ", ".join(
         f"'{CHECK}.{k}': '{v}'" for k, v in options.items()) + "}}"
     cmd = [args.clang_tidy, "--load=" + args.plugin,
-           "-checks=-*," + ",".join(CHECKS),
+           "-checks=-*," + ",".join(check_names(args.ddpguard)),
            "-config=" + config, "--quiet"]
     if fix:
         cmd.append("--fix")

@@ -34,9 +34,9 @@ def offset(text: str, needle: str, nth: int = 0) -> int:
     return len(text[:at].encode("utf-8"))
 
 
-def note(text: str, needle: str, message: str, nth: int = 0) -> dict:
+def note(text: str, needle: str, message: str, nth: int = 0, kind: str = "place") -> dict:
     return {"file": FILE, "offset": offset(text, needle, nth), "message": message,
-            "line": 0, "column": 0, "fix": []}
+            "line": 0, "column": 0, "fix": [], "kind": kind}
 
 
 def report(text: str = SOURCE, **extra) -> dict:
@@ -50,10 +50,11 @@ def report(text: str = SOURCE, **extra) -> dict:
                   note(text, "(out1", "the backward that fails is here"),
                   note(text, "DDP", "'model' is constructed here"),
                   note(text, "model(", "the fix sets 'broadcast_buffers' to false, "
-                       "which changes behaviour", 1)],
+                       "which changes behaviour", 1, kind="fix-effect")],
         "fix": [{"file": FILE, "offset": construction, "length": 0,
                  "replacement": ", broadcast_buffers=False"}],
-        "fixTitle": "Set broadcast_buffers=False at the DDP construction"}],
+        "fixTitle": "Set broadcast_buffers=False at the DDP construction",
+        "fixApplicability": "unsafe"}],
         **extra}
 
 
@@ -86,6 +87,15 @@ def test_fix_is_a_quick_fix_that_sets_the_keyword():
     assert fix.title == "Set broadcast_buffers=False at the DDP construction (ddpguard)"
     assert fix.edits == [types.TextEdit(range=span(0, 15, 15),
                                         new_text=", broadcast_buffers=False")]
+
+
+def test_an_unsafe_fix_is_offered_but_not_preferred_and_a_safe_one_is():
+    [unsafe] = convert(report(), SOURCE, FILE, URI, UTF16).fixes
+    assert not unsafe.preferred
+    data = report()
+    data["findings"][0]["fixApplicability"] = "safe"
+    [safe] = convert(data, SOURCE, FILE, URI, UTF16).fixes
+    assert safe.preferred
 
 
 def test_without_related_information_the_notes_join_the_message():

@@ -385,13 +385,11 @@ CrossFileResolver::uncheckedCalls(const std::set<std::string> &Identifiers) {
 }
 
 void CrossFileResolver::resolve(const Facts &Own,
-                                std::vector<ClangTidyError> &Findings) {
+                                std::vector<Finding> &Findings) {
   for (const Need &N : Own.Needs) {
-    std::string Quoted = "'" + N.Object + "'";
-    auto F = llvm::find_if(Findings, [&](const ClangTidyError &E) {
+    auto F = llvm::find_if(Findings, [&](const Finding &E) {
       return E.DiagnosticName == TidyCheckName &&
              E.Message.FileOffset == N.Warning.Offset &&
-             StringRef(E.Message.Message).contains(Quoted) &&
              resolvedPath(E.Message.FilePath) == N.Warning.File;
     });
     if (F == Findings.end())
@@ -404,7 +402,7 @@ void CrossFileResolver::resolve(const Facts &Own,
   }
 }
 
-bool CrossFileResolver::rewrite(const Need &N, Joined &J, ClangTidyError &F) {
+bool CrossFileResolver::rewrite(const Need &N, Joined &J, Finding &F) {
   std::string Quoted = "'" + N.Object + "'";
   std::vector<std::pair<std::string, Place>> Unseen =
       uncheckedCalls(J.Identifiers);
@@ -427,7 +425,8 @@ bool CrossFileResolver::rewrite(const Need &N, Joined &J, ClangTidyError &F) {
                                "not check; pass it too to follow " +
                                Quoted + " to its construction and fix it there",
                            At));
-    llvm::append_range(F.Notes, Notes);
+    for (DiagnosticMessage &Note : Notes)
+      F.addNote(std::move(Note), NoteKind::Place);
     return true;
   }
 
@@ -444,17 +443,15 @@ bool CrossFileResolver::rewrite(const Need &N, Joined &J, ClangTidyError &F) {
   // The check's notes about the unseen construction give way to the
   // constructions: the parameter's, why its callers were not followed, and
   // that no fix could be made.
-  std::string Unfixable =
-      "automatically: " + fix::constructionNotVisible(N.Object);
   size_t Insert = F.Notes.size();
   for (size_t I = F.Notes.size(); I-- > 0;) {
     const DiagnosticMessage &Note = F.Notes[I];
     Place At{resolvedPath(Note.FilePath), Note.FileOffset};
-    StringRef Text(Note.Message);
+    NoteRole Role = F.roleOf(I);
     if (At == N.Parameter ||
-        (At == N.WhyNot && Text.contains(tidy::MultipleForwardBeforeBackwardCheck::NotFollowedNote)) ||
-        (At == N.Warning && Text.ends_with(Unfixable))) {
-      F.Notes.erase(F.Notes.begin() + I);
+        (At == N.WhyNot && Role == NoteRole::CallersNotFollowed) ||
+        (At == N.Warning && Role == NoteRole::ConstructionNotVisible)) {
+      F.eraseNote(I);
       Insert = I;
     }
   }
@@ -481,7 +478,7 @@ bool CrossFileResolver::rewrite(const Need &N, Joined &J, ClangTidyError &F) {
   std::string Behaviour =
       "each rank then keeps its own running statistics, no longer rank 0's "
       "(BatchNorm's running_mean and running_var)";
-  std::vector<DiagnosticMessage> FixNotes;
+  std::vector<std::pair<DiagnosticMessage, NoteKind>> FixNotes;
   DiagnosticMessage *FixOn = &F.Message;
   llvm::StringMap<tooling::Replacements> Edits;
   // With the once-per-backward fix withheld, the check's note says why.
@@ -492,10 +489,11 @@ bool CrossFileResolver::rewrite(const Need &N, Joined &J, ClangTidyError &F) {
       continue;
     const Edit &Fix = Once ? Source.OncePerBackwardFix : Source.BroadcastFix;
     if (!Fix.Reason.empty()) {
-      FixNotes.push_back(note(Cannot + Fix.Reason + " (it reaches " +
-                                  Source.Chain.back() + " through " +
-                                  llvm::join(Source.Chain, " \u2192 ") + ")",
-                              N.Warning));
+      FixNotes.push_back({note(Cannot + Fix.Reason + " (it reaches " +
+                                   Source.Chain.back() + " through " +
+                                   llvm::join(Source.Chain, " \u2192 ") + ")",
+                               N.Warning),
+                          NoteKind::NoFix});
       ToFix.clear();
       break;
     }
@@ -512,33 +510,43 @@ bool CrossFileResolver::rewrite(const Need &N, Joined &J, ClangTidyError &F) {
   }
   if (!Edits.empty()) {
     if (Fuse) {
-      FixNotes.push_back(note("or set 'broadcast_buffers' to false, which "
-                              "changes behaviour: " +
-                                  Behaviour,
-                              N.Warning));
-      FixOn = &FixNotes.back();
+      FixNotes.push_back({note("or set 'broadcast_buffers' to false, which "
+                               "changes behaviour: " +
+                                   Behaviour,
+                               N.Warning),
+                          NoteKind::Alternative});
+      FixOn = &FixNotes.back().first;
     } else if (Once) {
-      FixNotes.push_back(note(
-          (tidy::MultipleForwardBeforeBackwardCheck::OncePerBackwardFixNote +
-           ": buffers are broadcast from rank 0 on the first forward after a "
-           "backward, and the later forwards before the next backward reuse "
-           "them ('" +
-           J.Sources.front().OncePerBackwardSetter +
-           "' at the constructions in the other files)")
-              .str(),
-          N.Warning));
+      FixNotes.push_back(
+          {note((tidy::MultipleForwardBeforeBackwardCheck::
+                     OncePerBackwardFixNote +
+                 ": buffers are broadcast from rank 0 on the first forward "
+                 "after a backward, and the later forwards before the next "
+                 "backward reuse them ('" +
+                 J.Sources.front().OncePerBackwardSetter +
+                 "' at the constructions in the other files)")
+                    .str(),
+                N.Warning),
+           NoteKind::FixEffect});
+      F.Applicability = FixApplicability::Safe;
+      F.FixTitle = "Broadcast buffers once per backward";
     } else {
       FixNotes.push_back(
-          note(tidy::MultipleForwardBeforeBackwardCheck::broadcastFixNote(
-                   "broadcast_buffers") +
-                   ": " + Behaviour,
-               N.Warning));
+          {note(tidy::MultipleForwardBeforeBackwardCheck::broadcastFixNote(
+                    "broadcast_buffers") +
+                    ": " + Behaviour,
+                N.Warning),
+           NoteKind::FixEffect});
+      F.Applicability = FixApplicability::Unsafe;
+      F.FixTitle = "Set 'broadcast_buffers' to false at the construction";
     }
     for (auto &[File, Replacements] : Edits)
       FixOn->Fix[File] = std::move(Replacements);
   }
-  F.Notes.insert(F.Notes.begin() + Insert, Notes.begin(), Notes.end());
-  llvm::append_range(F.Notes, FixNotes);
+  for (size_t I = 0; I < Notes.size(); ++I)
+    F.insertNote(Insert + I, std::move(Notes[I]), NoteKind::Place);
+  for (auto &[Note, Kind] : FixNotes)
+    F.addNote(std::move(Note), Kind);
   return true;
 }
 

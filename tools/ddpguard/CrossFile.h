@@ -146,8 +146,7 @@ public:
 
   /// Resolves the findings of one translation unit whose facts are Own: they
   /// get notes, fixes in other files, or go.
-  void resolve(const Facts &Own,
-               std::vector<clang::tidy::ClangTidyError> &Findings);
+  void resolve(const Facts &Own, std::vector<Finding> &Findings);
 
 private:
   struct Joined {
@@ -164,7 +163,7 @@ private:
   std::vector<std::pair<std::string, Place>>
   uncheckedCalls(const std::set<std::string> &Identifiers);
   /// Rewrites the finding of N; false when it is to go.
-  bool rewrite(const Need &N, Joined &J, clang::tidy::ClangTidyError &F);
+  bool rewrite(const Need &N, Joined &J, Finding &F);
 
   std::multimap<std::pair<std::string, unsigned>, const Resolution *> Calls;
   std::vector<std::string> Unchecked;

@@ -38,6 +38,7 @@
 #include "Tidy/CheckNames.h"
 #include "clang-tidy/ClangTidy.h"
 #include "clang-tidy/ClangTidyOptions.h"
+#include "clang-tidy/GlobList.h"
 #include "clang/Tooling/CompilationDatabase.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -218,6 +219,11 @@ static cl::opt<bool> NoSkip(
              "those whose preprocessed tokens name no DDP wrapper of the "
              "rule set"),
     cl::cat(CppCategory));
+static cl::opt<bool> ListChecks(
+    "list-checks",
+    cl::desc("List the checks: name, fix availability, summary and doc page "
+             "(as JSON with --output-format=json), and exit"),
+    cl::cat(Category));
 static cl::opt<bool> ExplainSkips(
     "explain-skips",
     cl::desc("Without files (-p only): name each translation unit skipped "
@@ -259,7 +265,7 @@ static cl::opt<std::string> StdinFilename(
 namespace {
 
 struct FileResult {
-  std::vector<ClangTidyError> Findings;
+  std::vector<Finding> Findings;
   std::vector<ClangTidyError> CompilerWarnings;
   std::optional<FileProblem> ParseError;
   /// Configuration errors: a .clang-tidy that does not parse, an option
@@ -268,8 +274,10 @@ struct FileResult {
   std::vector<FileProblem> ConfigWarnings;
   /// Warnings in headers the header filter leaves out.
   std::vector<ClangTidyError> Suppressed;
-  /// Not parsed: its preprocessed tokens name no wrapper (Relevance.h).
+  /// Not parsed: its preprocessed tokens name none of the Triggers of the
+  /// checks that run (Relevance.h).
   bool Skipped = false;
+  unsigned Triggers = 0;
   /// What other files need to know of it, and it of them (CrossFile.h).
   crossfile::Facts CrossFile;
 };
@@ -485,58 +493,22 @@ std::string checkOptionsSource(ClangTidyOptionsProvider &Provider,
   return Source;
 }
 
-/// The wrapper identifiers for a RuleFiles value, loaded once per value.
-class WrapperNames {
-public:
-  /// Null when a rule file does not load.
-  const StringSet<> *get(const std::string &RuleFiles) {
-    std::lock_guard<std::mutex> Lock(Mutex);
-    auto [It, Inserted] = Loaded.try_emplace(RuleFiles);
-    if (Inserted) {
-      std::string Error;
-      if (!wrapperIdentifiers(RuleFiles, It->second.Names, Error))
-        It->second.Valid = false;
+/// E as a finding with what its check recorded of it (FindingRecord.h):
+/// the first record not yet taken of its check at its place.
+Finding recordedFinding(ClangTidyError E,
+                        const std::vector<FindingRecord> &Records,
+                        std::vector<bool> &Used) {
+  Finding F(std::move(E));
+  std::string Path = resolvedPath(F.Message.FilePath);
+  for (size_t I = 0; I < Records.size(); ++I)
+    if (!Used[I] && Records[I].Check == F.DiagnosticName &&
+        Records[I].At.Offset == F.Message.FileOffset &&
+        resolvedPath(Records[I].At.File) == Path) {
+      Used[I] = true;
+      F.apply(Records[I], resolvedPath);
+      break;
     }
-    return It->second.Valid ? &It->second.Names : nullptr;
-  }
-
-private:
-  struct Entry {
-    StringSet<> Names;
-    bool Valid = true;
-  };
-  std::mutex Mutex;
-  std::map<std::string, Entry> Loaded;
-};
-
-/// Whether File, under its own options, cannot hold the pattern and need not
-/// be parsed (Relevance.h). Every doubt parses: a rule file that does not
-/// load, a check option the check might reject (it reports that when it
-/// runs), an error while preprocessing.
-bool irrelevant(const std::string &File, const ClangTidyOptions &Options,
-                const tooling::CompilationDatabase &Database,
-                WrapperNames &Names) {
-  auto Option = [&](StringRef Name) -> std::optional<std::string> {
-    auto It = Options.CheckOptions.find((Twine(CheckName) + "." + Name).str());
-    if (It == Options.CheckOptions.end())
-      return std::nullopt;
-    return It->getValue().Value;
-  };
-  std::optional<std::string> Mode = Option("FixMode");
-  if (Mode && *Mode != "broadcast" && *Mode != "fuse" &&
-      *Mode != "once-per-backward")
-    return false;
-  std::optional<std::string> Assume = Option("AssumeModulesHaveBuffers");
-  if (Assume && *Assume != "true" && *Assume != "false")
-    return false;
-  const StringSet<> *Identifiers = Names.get(Option("RuleFiles").value_or(""));
-  if (!Identifiers)
-    return false;
-  Relevance R = scanTranslationUnit(
-      File, Database, Options.ExtraArgsBefore.value_or(ClangTidyOptions::ArgList()),
-      Options.ExtraArgs.value_or(ClangTidyOptions::ArgList()), *Identifiers,
-      optimizerIdentifiers());
-  return !R.Relevant;
+  return F;
 }
 
 FileResult checkFile(const std::string &File,
@@ -551,8 +523,9 @@ FileResult checkFile(const std::string &File,
   HeaderFilterSet Filter(UserOptions, File, Result.ConfigErrors, ConfigSource);
   // A .clang-tidy that does not parse is reported whether or not the file is
   // skipped (Result.ConfigErrors holds it already).
+  Result.Triggers = enabledTriggers(UserOptions);
   if (Policy.MaySkip && Result.ConfigErrors.empty() &&
-      irrelevant(File, UserOptions, Database, Names)) {
+      irrelevant(File, UserOptions, Database, Names, Result.Triggers)) {
     Result.Skipped = true;
     return Result;
   }
@@ -561,10 +534,13 @@ FileResult checkFile(const std::string &File,
   IntrusiveRefCntPtr<vfs::OverlayFileSystem> FS(new vfs::OverlayFileSystem(
       recordingFileSystem(vfs::getRealFileSystem(), Stamps)));
   std::vector<ClangTidyError> Errors;
+  std::vector<FindingRecord> Records;
   {
     crossfile::FactsScope IndexInto(Result.CrossFile);
+    RecordScope RecordInto(Records);
     Errors = runClangTidy(Context, Database, {File}, FS, /*ApplyAnyFix=*/true);
   }
+  std::vector<bool> RecordUsed(Records.size());
   for (ClangTidyError &E : Errors) {
     bool Shown = Filter.shows(E);
     makePathsAbsolute(E);
@@ -598,7 +574,7 @@ FileResult checkFile(const std::string &File,
     else if (Compiler)
       Result.CompilerWarnings.push_back(std::move(E));
     else
-      Result.Findings.push_back(std::move(E));
+      Result.Findings.push_back(recordedFinding(std::move(E), Records, RecordUsed));
   }
   return Result;
 }
@@ -986,6 +962,10 @@ int main(int argc, const char **argv) {
     errs() << "ddpguard: error: " << Problem << "\n";
     return 2;
   }
+  if (ListChecks) {
+    writeCheckList(outs(), Format.getNumOccurrences() && Format == FormatKind::Json);
+    return 0;
+  }
   std::optional<TorchVersion> TorchOverride;
   if (TorchVersionOption.getNumOccurrences() &&
       !(TorchOverride = parseTorchVersion(TorchVersionOption))) {
@@ -1231,8 +1211,7 @@ int main(int argc, const char **argv) {
       ++SkippedFiles;
       if (ExplainSkips)
         errs() << "ddpguard: skipped " << workingPath(Files[I])
-               << ": no DDP wrapper of the rule set and no optimizer is named "
-                  "in it or its headers after preprocessing\n";
+               << ": " << triggerDescription(Results[I].Triggers) << "\n";
     }
 
   // A header seen from several files is reported once; a warning one file
@@ -1254,7 +1233,7 @@ int main(int argc, const char **argv) {
   for (FileResult &R : Results) {
     if (R.ParseError)
       Errors.push_back(*R.ParseError);
-    for (ClangTidyError &F : R.Findings)
+    for (Finding &F : R.Findings)
       if (Seen.insert({F.Message.FilePath, F.Message.FileOffset, F.Message.Message})
               .second)
         Findings.emplace_back(std::move(F));
@@ -1417,7 +1396,7 @@ int main(int argc, const char **argv) {
           std::set<std::tuple<std::string, unsigned, std::string>> Left;
           Remaining.emplace();
           for (FileResult &R : Again)
-            for (ClangTidyError &F : R.Findings)
+            for (Finding &F : R.Findings)
               if (Left.insert({F.Message.FilePath, F.Message.FileOffset,
                                F.Message.Message})
                       .second)
@@ -1426,11 +1405,13 @@ int main(int argc, const char **argv) {
         }
       }
     }
-    // The broadcast fix changes behaviour; the summary says so.
+    // An unsafe fix (the broadcast fix, the only one) changes behaviour; the
+    // summary says so.
     std::set<std::string> BroadcastFixed;
     std::string BroadcastNote;
-    for (const ClangTidyError &F : Findings)
-      if (const tooling::DiagnosticMessage *Note = broadcastFixNote(F)) {
+    for (const Finding &F : Findings)
+      if (const tooling::DiagnosticMessage *Note = fixEffectNote(F);
+          Note && F.Applicability == FixApplicability::Unsafe) {
         BroadcastNote = Note->Message;
         for (const auto &Entry : F.Message.Fix)
           BroadcastFixed.insert(resolvedPath(Entry.getKey()));

@@ -257,17 +257,18 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
               "the buffers that forward saved for backward",
           File, F.Second.Offset);
       auto Note = [&](const std::string &Message, const python::Position &At,
-                      const std::string &In, NoteKind Kind = NoteKind::Place) {
-        E.addNote(message(Message, In, At.Offset), Kind);
+                      const std::string &In, NoteKind Kind = NoteKind::Place,
+                      NoteRole Role = NoteRole::None) {
+        E.addNote(message(Message, In, At.Offset), Kind, Role);
       };
       if (F.SameForwardInALoop)
         Note("the same forward ran in an earlier iteration of a loop; its "
              "saved buffers are overwritten",
-             F.Second, File);
+             F.Second, File, NoteKind::Place, NoteRole::EarlierForward);
       else
         Note("earlier forward on '" + F.Object +
                  "' is here; its saved buffers are overwritten",
-             F.First, File);
+             F.First, File, NoteKind::Place, NoteRole::EarlierForward);
       Note("the backward that fails is here", F.Backward, File);
       const WrapperRule *Rule = Rules.find(PyTorchDDP);
       Note("'" + F.Object + "' is constructed here and broadcasts buffers "
@@ -320,6 +321,7 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
         Apply(F.BroadcastFix, F.ConstructionFile);
         E.FixTitle =
             "Set " + F.BroadcastKeyword + "=False at the DDP construction";
+        E.Applicability = FixApplicability::Unsafe;
         Note(Broadcast, F.Second, File, NoteKind::FixEffect);
         if (NoSyncWithheld.empty())
           Note("or keep the buffers in sync: --fix-mode=once-per-backward " +
@@ -331,6 +333,7 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
           Apply(F.NoSyncFix, File);
           E.FixTitle = "Run the first forward inside " + F.Object +
                        ".no_sync()";
+          E.Applicability = FixApplicability::Safe;
           Note("the fix " + NoSync, F.Second, File, NoteKind::FixEffect);
         } else {
           Note("cannot run the first forward inside no_sync(): " +
@@ -420,8 +423,10 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
         for (const python::Edit &Fix : F.Fix)
           cantFail(E.Message.Fix[File].add(clang::tooling::Replacement(
               File, Fix.Offset, Fix.Length, Fix.Text)));
-        if (!F.Fix.empty())
+        if (!F.Fix.empty()) {
           E.FixTitle = "Write it out of place";
+          E.Applicability = FixApplicability::Safe;
+        }
       } else
         Note("no fix is offered: " + F.FixWithheld, F.Write, NoteKind::NoFix);
       Note("on every supported torch: autograd checks the version counter of "

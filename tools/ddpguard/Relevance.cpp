@@ -2,6 +2,7 @@
 
 #include "Relevance.h"
 #include "Rules/RuleSet.h"
+#include "Tidy/CheckNames.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
@@ -9,6 +10,7 @@
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Lex/PreprocessorOptions.h"
 #include "clang/Tooling/Tooling.h"
+#include "clang-tidy/GlobList.h"
 #include "llvm/Support/Path.h"
 #include <optional>
 
@@ -49,6 +51,20 @@ const StringSet<> &optimizerIdentifiers() {
   return Names;
 }
 
+std::string triggerDescription(unsigned Triggers) {
+  std::vector<std::string> Named;
+  if (Triggers & checks::WrapperType)
+    Named.push_back("no DDP wrapper of the rule set");
+  if (Triggers & checks::OptimizerType)
+    Named.push_back("no optimizer");
+  if (Triggers & checks::BackwardCall)
+    Named.push_back("no 'backward'");
+  std::string Text;
+  for (size_t I = 0; I < Named.size(); ++I)
+    Text += (I == 0 ? "" : I + 1 == Named.size() ? " and " : ", ") + Named[I];
+  return Text + " is named in it or its headers after preprocessing";
+}
+
 namespace {
 
 /// What the scans of a file's compile commands found: it is irrelevant when
@@ -60,9 +76,8 @@ struct ScanState {
 
 class ScanAction : public PreprocessorFrontendAction {
 public:
-  ScanAction(const StringSet<> &Names, const StringSet<> &OutsideOptim,
-             ScanState &State)
-      : Names(Names), OutsideOptim(OutsideOptim), State(State) {}
+  ScanAction(const TriggerNames &Names, ScanState &State)
+      : Names(Names), State(State) {}
 
 protected:
   void ExecuteAction() override {
@@ -81,18 +96,29 @@ protected:
     }
     Preprocessor &PP = CI.getPreprocessor();
     const SourceManager &SM = PP.getSourceManager();
-    // LibTorch's optimizer headers, wherever LibTorch is installed.
+    // LibTorch's optimizer headers and its own headers, wherever LibTorch
+    // is installed: its include folders are torch, ATen and c10.
+    auto Folder = [&](SourceLocation Loc) {
+      return SM.getFilename(SM.getSpellingLoc(Loc));
+    };
     auto InOptimFolder = [&](SourceLocation Loc) {
-      return SM.getFilename(SM.getSpellingLoc(Loc)).contains("/torch/optim/");
+      return Folder(Loc).contains("/torch/optim/");
+    };
+    auto InLibTorch = [&](SourceLocation Loc) {
+      StringRef Path = Folder(Loc);
+      return Path.contains("/torch/") || Path.contains("/ATen/") ||
+             Path.contains("/c10/");
     };
     PP.EnterMainSourceFile();
     Token Tok;
     do {
       PP.Lex(Tok);
       if (const IdentifierInfo *II = Tok.getIdentifierInfo())
-        if (Names.contains(II->getName()) ||
-            (OutsideOptim.contains(II->getName()) &&
-             !InOptimFolder(Tok.getLocation()))) {
+        if (Names.Anywhere.contains(II->getName()) ||
+            (Names.OutsideOptim.contains(II->getName()) &&
+             !InOptimFolder(Tok.getLocation())) ||
+            (Names.OutsideLibTorch.contains(II->getName()) &&
+             !InLibTorch(Tok.getLocation()))) {
           PresumedLoc Where =
               SM.getPresumedLoc(SM.getExpansionLoc(Tok.getLocation()));
           std::string Place = Where.isValid()
@@ -108,23 +134,20 @@ protected:
   }
 
 private:
-  const StringSet<> &Names;
-  const StringSet<> &OutsideOptim;
+  const TriggerNames &Names;
   ScanState &State;
 };
 
 class ScanFactory : public tooling::FrontendActionFactory {
 public:
-  ScanFactory(const StringSet<> &Names, const StringSet<> &OutsideOptim,
-              ScanState &State)
-      : Names(Names), OutsideOptim(OutsideOptim), State(State) {}
+  ScanFactory(const TriggerNames &Names, ScanState &State)
+      : Names(Names), State(State) {}
   std::unique_ptr<FrontendAction> create() override {
-    return std::make_unique<ScanAction>(Names, OutsideOptim, State);
+    return std::make_unique<ScanAction>(Names, State);
   }
 
 private:
-  const StringSet<> &Names;
-  const StringSet<> &OutsideOptim;
+  const TriggerNames &Names;
   ScanState &State;
 };
 
@@ -134,8 +157,7 @@ Relevance scanTranslationUnit(const std::string &File,
                               const tooling::CompilationDatabase &Database,
                               const std::vector<std::string> &ExtraArgsBefore,
                               const std::vector<std::string> &ExtraArgs,
-                              const StringSet<> &Names,
-                              const StringSet<> &OutsideOptim) {
+                              const TriggerNames &Names) {
   tooling::ClangTool Tool(Database, {File});
   Tool.setPrintErrorMessage(false);
   // clang-tidy's per-file extra arguments (runClangTidy).
@@ -155,7 +177,7 @@ Relevance scanTranslationUnit(const std::string &File,
   DiagnosticConsumer Diagnostics;
   Tool.setDiagnosticConsumer(&Diagnostics);
   ScanState State;
-  ScanFactory Factory(Names, OutsideOptim, State);
+  ScanFactory Factory(Names, State);
   int Status = Tool.run(&Factory);
   if (State.Found)
     return *State.Found;
@@ -167,6 +189,64 @@ Relevance scanTranslationUnit(const std::string &File,
       State.Completed != Database.getCompileCommands(File).size())
     return {true, "not every compile command was preprocessed"};
   return {false, ""};
+}
+
+const StringSet<> *WrapperNames::get(const std::string &RuleFiles) {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  auto [It, Inserted] = Loaded.try_emplace(RuleFiles);
+  if (Inserted) {
+    std::string Error;
+    if (!wrapperIdentifiers(RuleFiles, It->second.Names, Error))
+      It->second.Valid = false;
+  }
+  return It->second.Valid ? &It->second.Names : nullptr;
+}
+
+unsigned enabledTriggers(const clang::tidy::ClangTidyOptions &Options) {
+  std::optional<clang::tidy::GlobList> Enabled;
+  if (Options.Checks)
+    Enabled.emplace(*Options.Checks);
+  unsigned Triggers = 0;
+  for (const checks::CheckInfo &Check : checks::Table)
+    if (!Enabled || Enabled->contains(Check.Name))
+      Triggers |= Check.Triggers;
+  return Triggers;
+}
+
+bool irrelevant(const std::string &File,
+                const clang::tidy::ClangTidyOptions &Options,
+                const tooling::CompilationDatabase &Database,
+                WrapperNames &Names, unsigned Triggers) {
+  auto Option = [&](StringRef Name) -> std::optional<std::string> {
+    auto It = Options.CheckOptions.find(
+        (Twine(checks::MultipleForwardBeforeBackward) + "." + Name).str());
+    if (It == Options.CheckOptions.end())
+      return std::nullopt;
+    return It->getValue().Value;
+  };
+  std::optional<std::string> Mode = Option("FixMode");
+  if (Mode && *Mode != "broadcast" && *Mode != "fuse" &&
+      *Mode != "once-per-backward")
+    return false;
+  std::optional<std::string> Assume = Option("AssumeModulesHaveBuffers");
+  if (Assume && *Assume != "true" && *Assume != "false")
+    return false;
+  const StringSet<> *Identifiers = Names.get(Option("RuleFiles").value_or(""));
+  if (!Identifiers)
+    return false;
+  TriggerNames Looked;
+  if (Triggers & checks::WrapperType)
+    for (const auto &Name : *Identifiers)
+      Looked.Anywhere.insert(Name.getKey());
+  if (Triggers & checks::OptimizerType)
+    for (const auto &Name : optimizerIdentifiers())
+      Looked.OutsideOptim.insert(Name.getKey());
+  if (Triggers & checks::BackwardCall)
+    Looked.OutsideLibTorch.insert("backward");
+  Relevance R = scanTranslationUnit(
+      File, Database, Options.ExtraArgsBefore.value_or(clang::tidy::ClangTidyOptions::ArgList()),
+      Options.ExtraArgs.value_or(clang::tidy::ClangTidyOptions::ArgList()), Looked);
+  return !R.Relevant;
 }
 
 } // namespace ddpguard

@@ -2,7 +2,6 @@
 
 #include "Report.h"
 #include "Tidy/CheckNames.h"
-#include "Tidy/MultipleForwardBeforeBackwardCheck.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -39,19 +38,90 @@ llvm::StringRef noteKindName(NoteKind Kind) {
   llvm_unreachable("every note kind is named");
 }
 
-void Finding::addNote(DiagnosticMessage Note, NoteKind Kind) {
-  NoteKinds.resize(Notes.size(), NoteKind::Place);
-  Notes.push_back(std::move(Note));
-  NoteKinds.push_back(Kind);
+llvm::StringRef applicabilityName(FixApplicability Applicability) {
+  switch (Applicability) {
+  case FixApplicability::None:
+    return "";
+  case FixApplicability::Safe:
+    return "safe";
+  case FixApplicability::Unsafe:
+    return "unsafe";
+  }
+  llvm_unreachable("every applicability is named");
 }
 
-const DiagnosticMessage *broadcastFixNote(const ClangTidyError &F) {
+void Finding::insertNote(size_t At, DiagnosticMessage Note, NoteKind Kind,
+                         NoteRole Role) {
+  NoteKinds.resize(Notes.size(), NoteKind::Place);
+  NoteRoles.resize(Notes.size(), NoteRole::None);
+  Notes.insert(Notes.begin() + At, std::move(Note));
+  NoteKinds.insert(NoteKinds.begin() + At, Kind);
+  NoteRoles.insert(NoteRoles.begin() + At, Role);
+}
+
+void Finding::addNote(DiagnosticMessage Note, NoteKind Kind, NoteRole Role) {
+  insertNote(Notes.size(), std::move(Note), Kind, Role);
+}
+
+void Finding::eraseNote(size_t At) {
+  NoteKinds.resize(Notes.size(), NoteKind::Place);
+  NoteRoles.resize(Notes.size(), NoteRole::None);
+  Notes.erase(Notes.begin() + At);
+  NoteKinds.erase(NoteKinds.begin() + At);
+  NoteRoles.erase(NoteRoles.begin() + At);
+}
+
+void Finding::apply(const FindingRecord &Record,
+                    llvm::function_ref<std::string(llvm::StringRef)> Path) {
+  NoteKinds.assign(Notes.size(), NoteKind::Place);
+  NoteRoles.assign(Notes.size(), NoteRole::None);
+  // The renderer adds notes of its own (a macro's expansion) between the
+  // check's: a recorded note belongs to the next note at its place.
+  size_t Next = 0;
+  for (size_t I = 0; I < Notes.size() && Next < Record.Notes.size(); ++I) {
+    const NoteRecord &Recorded = Record.Notes[Next];
+    if (Notes[I].FileOffset != Recorded.At.Offset ||
+        Path(Notes[I].FilePath) != Path(Recorded.At.File))
+      continue;
+    NoteKinds[I] = Recorded.Kind;
+    NoteRoles[I] = Recorded.Role;
+    ++Next;
+  }
+  if (!Message.Fix.empty()) {
+    Applicability = Record.Applicability;
+    FixTitle = Record.FixTitle;
+  }
+}
+
+void writeCheckList(llvm::raw_ostream &OS, bool Json) {
+  if (!Json) {
+    for (const checks::CheckInfo &Check : checks::Table) {
+      std::string Fix = checks::fixAvailabilityName(Check.Fix).str();
+      if (Check.FixSafety != FixApplicability::None)
+        Fix += ", " + applicabilityName(Check.FixSafety).str();
+      OS << Check.Name << " (fix: " << Fix << ")\n  " << Check.Summary
+         << "\n  " << Check.Doc << "\n";
+    }
+    return;
+  }
+  json::Array Checks;
+  for (const checks::CheckInfo &Check : checks::Table)
+    Checks.push_back(json::Object{
+        {"name", Check.Name},
+        {"summary", Check.Summary},
+        {"explanation", Check.Explanation},
+        {"fixAvailability", checks::fixAvailabilityName(Check.Fix)},
+        {"fixApplicability", applicabilityName(Check.FixSafety)},
+        {"doc", Check.Doc}});
+  OS << llvm::formatv("{0:2}", json::Value(std::move(Checks))) << "\n";
+}
+
+const DiagnosticMessage *fixEffectNote(const Finding &F) {
   if (F.Message.Fix.empty())
     return nullptr;
-  for (const DiagnosticMessage &Note : F.Notes)
-    if (llvm::StringRef(Note.Message)
-            .starts_with(tidy::MultipleForwardBeforeBackwardCheck::BroadcastFixNote))
-      return &Note;
+  for (size_t I = 0; I < F.Notes.size(); ++I)
+    if (F.kindOf(I) == NoteKind::FixEffect)
+      return &F.Notes[I];
   return nullptr;
 }
 
@@ -170,6 +240,8 @@ void writeJson(llvm::raw_ostream &OS, const RunReport &Report,
     Item["fix"] = replacements(F.Message);
     if (!F.FixTitle.empty())
       Item["fixTitle"] = F.FixTitle;
+    if (F.Applicability != FixApplicability::None)
+      Item["fixApplicability"] = applicabilityName(F.Applicability);
     Items.push_back(std::move(Item));
   }
   json::Array Warnings;
@@ -419,27 +491,22 @@ static unsigned tokenLength(llvm::StringRef Text, unsigned Offset) {
   return Tok.getLength();
 }
 
-/// The notes at the earlier forward of a finding.
-static bool isEarlierForwardNote(const DiagnosticMessage &Note) {
-  llvm::StringRef Text(Note.Message);
-  return Text.starts_with("earlier forward on ") ||
-         Text.starts_with("the forwards happen in different iterations");
-}
-
 static std::string normalizedLine(llvm::StringRef Line) {
   llvm::SmallVector<llvm::StringRef> Words;
   llvm::SplitString(Line, Words);
   return llvm::join(Words, " ");
 }
 
-std::string findingFingerprint(const ClangTidyError &F, LineTable &Lines) {
+std::string findingFingerprint(const Finding &F, LineTable &Lines) {
   const std::string &File = F.Message.FilePath;
   std::vector<std::string> Forwards{normalizedLine(
       Lines.lineText(File, Lines.position(File, F.Message.FileOffset).first))};
-  for (const DiagnosticMessage &Note : F.Notes)
-    if (isEarlierForwardNote(Note))
+  for (size_t I = 0; I < F.Notes.size(); ++I) {
+    const DiagnosticMessage &Note = F.Notes[I];
+    if (F.roleOf(I) == NoteRole::EarlierForward)
       Forwards.push_back(normalizedLine(Lines.lineText(
           Note.FilePath, Lines.position(Note.FilePath, Note.FileOffset).first)));
+  }
   llvm::SHA256 Hash;
   auto Add = [&](llvm::StringRef Part) {
     Hash.update(Part);
@@ -463,21 +530,11 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
   std::map<std::string, unsigned> FingerprintCount;
   for (const Finding &F : Report.Findings) {
     json::Array Related;
-    // Describe what the warning's fix does: the broadcast fix changes
-    // behaviour, and its note says how.
-    const DiagnosticMessage *BroadcastNote = broadcastFixNote(F);
-    const DiagnosticMessage *OnceNote = nullptr;
-    for (const DiagnosticMessage &Note : F.Notes)
-      if (llvm::StringRef(Note.Message)
-              .starts_with(tidy::MultipleForwardBeforeBackwardCheck::
-                               OncePerBackwardFixNote))
-        OnceNote = &Note;
+    // Describe what the warning's fix does: its note says how, else its
+    // title.
+    const DiagnosticMessage *EffectNote = fixEffectNote(F);
     json::Array Fixes = sarifFixes(
-        F.Message,
-        BroadcastNote ? BroadcastNote->Message
-        : OnceNote    ? OnceNote->Message
-                      : std::string("fuse the forwards into one call"),
-        Lines);
+        F.Message, EffectNote ? EffectNote->Message : F.FixTitle, Lines);
     int Id = 1;
     for (const DiagnosticMessage &Note : F.Notes) {
       json::Object Location = sarifLocation(Note, Lines);
@@ -536,115 +593,32 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
          json::Object{{"text", std::to_string(Report.SuppressedInHeaders) +
                                    " warnings in headers suppressed by the "
                                    "header filter (use --header-filter)"}}}});
-  json::Object Rule{
-      {"id", checks::MultipleForwardBeforeBackward},
-      {"name", "MultipleForwardBeforeBackward"},
-      {"shortDescription",
-       json::Object{{"text", "Several forwards on a DDP-wrapped module before "
-                             "one backward while buffers are broadcast"}}},
-      {"fullDescription",
-       json::Object{{"text", "DDP broadcasts buffers in place before every "
-                             "forward; a second forward overwrites the "
-                             "BatchNorm statistics the first forward saved "
-                             "for backward, and autograd fails."}}},
-      {"help",
-       json::Object{
-           {"text",
-            "Call backward after each forward on the DDP-wrapped module, "
-            "fuse the forwards into one call (forward_group), or construct "
-            "DDP with broadcast_buffers(false) (each rank then keeps its own "
-            "running statistics; synchronise them, e.g. SyncBatchNorm)."},
-           {"markdown",
-            "Call `backward()` after each forward on the DDP-wrapped module, "
-            "fuse the forwards into one call (`forward_group`), or construct "
-            "DDP with `broadcast_buffers(false)` (each rank then keeps its "
-            "own running statistics; synchronise them, e.g. SyncBatchNorm)."}}},
-      {"defaultConfiguration", json::Object{{"level", "warning"}}}};
-  json::Object StepRule{
-      {"id", checks::OptimizerStepBeforeBackward},
-      {"name", "OptimizerStepBeforeBackward"},
-      {"shortDescription",
-       json::Object{{"text", "An optimizer step between a forward and a "
-                             "backward through its graph"}}},
-      {"fullDescription",
-       json::Object{{"text", "The step writes the module's parameters in "
-                             "place; the forward saved them for backward, "
-                             "and the later backward through its graph "
-                             "fails."}}},
-      {"help",
-       json::Object{
-           {"text",
-            "Finish every backward through the module's graph before its "
-            "optimizer steps, or run the forward again after the step; both "
-            "change what training computes, so no fix is offered."},
-           {"markdown",
-            "Finish every `backward()` through the module's graph before its "
-            "optimizer's `step()`, or run the forward again after the step; "
-            "both change what training computes, so no fix is offered."}}},
-      {"defaultConfiguration", json::Object{{"level", "warning"}}}};
-  json::Object WriteRule{
-      {"id", checks::ParameterWriteBeforeBackward},
-      {"name", "ParameterWriteBeforeBackward"},
-      {"shortDescription",
-       json::Object{{"text", "An in-place write to parameters outside an "
-                             "optimizer between a forward and a backward "
-                             "through its graph"}}},
-      {"fullDescription",
-       json::Object{{"text", "Weight clipping, an EMA update or a copy into "
-                             "a module's parameters bumps their version "
-                             "counters in any grad mode; the forward saved "
-                             "them for backward, and the later backward "
-                             "through its graph fails."}}},
-      {"help",
-       json::Object{
-           {"text",
-            "Finish every backward through the module's graph before the "
-            "write, or run the forward again after it; both change what "
-            "training computes, so no fix is offered."},
-           {"markdown",
-            "Finish every `backward()` through the module's graph before the "
-            "in-place write, or run the forward again after it; both change "
-            "what training computes, so no fix is offered."}}},
-      {"defaultConfiguration", json::Object{{"level", "warning"}}}};
-  json::Object ValueRule{
-      {"id", checks::InPlaceWriteBeforeBackward},
-      {"name", "InPlaceWriteBeforeBackward"},
-      {"shortDescription",
-       json::Object{{"text", "An in-place write on a value that an operation "
-                             "saved for backward, before a backward through "
-                             "it"}}},
-      {"fullDescription",
-       json::Object{{"text", "sigmoid, tanh, softmax and relu save their "
-                             "result, a multiplication its operands; writing "
-                             "such a tensor in place (mul_, +=, h[i] = v, "
-                             "index_put_) bumps its version counter, and the "
-                             "later backward through the operation fails."}}},
-      {"help",
-       json::Object{
-           {"text", "Write the operation out of place (y = y.mul(2) for "
-                    "y.mul_(2)), so the saved tensor keeps its value."},
-           {"markdown", "Write the operation out of place (`y = y.mul(2)` "
-                        "for `y.mul_(2)`), so the saved tensor keeps its "
-                        "value."}}},
-      {"defaultConfiguration", json::Object{{"level", "warning"}}}};
-  if (!Options.HelpUriBase.empty()) {
-    ValueRule["helpUri"] =
-        (Options.HelpUriBase + checks::InPlaceWriteBeforeBackward).str();
-    Rule["helpUri"] =
-        (Options.HelpUriBase + checks::MultipleForwardBeforeBackward).str();
-    StepRule["helpUri"] =
-        (Options.HelpUriBase + checks::OptimizerStepBeforeBackward).str();
-    WriteRule["helpUri"] =
-        (Options.HelpUriBase + checks::ParameterWriteBeforeBackward).str();
+  json::Array Rules;
+  for (const checks::CheckInfo &Check : checks::Table) {
+    std::string HelpText = Check.Help.str();
+    llvm::erase(HelpText, '`');
+    json::Object Rule{
+        {"id", Check.Name},
+        {"name", Check.Title},
+        {"shortDescription", json::Object{{"text", Check.Summary}}},
+        {"fullDescription", json::Object{{"text", Check.Explanation}}},
+        {"help", json::Object{{"text", std::move(HelpText)},
+                              {"markdown", Check.Help}}},
+        {"defaultConfiguration", json::Object{{"level", "warning"}}},
+        {"properties",
+         json::Object{{"fixAvailability",
+                       checks::fixAvailabilityName(Check.Fix)},
+                      {"fixApplicability",
+                       applicabilityName(Check.FixSafety)}}}};
+    if (!Options.HelpUriBase.empty())
+      Rule["helpUri"] = (Options.HelpUriBase + Check.Name).str();
+    Rules.push_back(std::move(Rule));
   }
   json::Object Run{
       {"tool",
        json::Object{{"driver", json::Object{{"name", "ddpguard"},
                                             {"version", DDPGUARD_VERSION},
-                                            {"rules", json::Array{std::move(Rule),
-                                                                  std::move(StepRule),
-                                                                  std::move(WriteRule),
-                                                                  std::move(ValueRule)}}}}}},
+                                            {"rules", std::move(Rules)}}}}},
       {"results", std::move(Results)},
       {"invocations",
        json::Array{json::Object{

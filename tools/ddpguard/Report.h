@@ -3,7 +3,9 @@
 #ifndef DDPGUARD_TOOLS_REPORT_H
 #define DDPGUARD_TOOLS_REPORT_H
 
+#include "Tidy/FindingRecord.h"
 #include "clang-tidy/ClangTidyDiagnosticConsumer.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
 #include <optional>
@@ -43,49 +45,52 @@ struct FileProblem {
   std::optional<unsigned> Offset = std::nullopt;
 };
 
-/// What a note of a finding tells, carried as data so that no reader parses
-/// its text (the output formats, the language server through JSON).
-enum class NoteKind {
-  /// A place in the finding's story: a forward, the backward, a construction.
-  Place,
-  /// Which torch version the file was judged by.
-  JudgedBy,
-  /// That the finding holds on every supported torch.
-  EveryTorch,
-  /// What the checker assumed.
-  Assumption,
-  /// What the offered fix does and changes.
-  FixEffect,
-  /// Why no fix is offered.
-  NoFix,
-  /// Another fix, or a torch upgrade, that also removes the finding.
-  Alternative,
-};
-
 /// The name of a kind in JSON ("judged-by").
 llvm::StringRef noteKindName(NoteKind Kind);
 
-/// A finding of ddpguard's checks: clang-tidy's error with a kind per note.
+/// The name of an applicability in JSON ("safe"); empty for None.
+llvm::StringRef applicabilityName(FixApplicability Applicability);
+
+/// A finding of ddpguard's checks: clang-tidy's error with what its notes
+/// and its fix are, as data (FindingRecord.h).
 struct Finding : clang::tidy::ClangTidyError {
   explicit Finding(clang::tidy::ClangTidyError Error)
       : ClangTidyError(std::move(Error)) {}
-  /// The kind of each note, in the order of Notes; a note past its end (one
-  /// of the C++ check's, which reach here as clang-tidy's text) is a Place.
+  /// The kind and role of each note, in the order of Notes; a note past
+  /// their end (one the renderer adds, a macro's expansion) is a Place.
   std::vector<NoteKind> NoteKinds;
+  std::vector<NoteRole> NoteRoles;
   /// What the fix of the warning does, in a few words, as ruff's fix titles
   /// ("Set broadcast_buffers=False at the DDP construction"); empty when
-  /// there is no fix or none was given (the C++ check's).
+  /// there is no fix.
   std::string FixTitle;
+  FixApplicability Applicability = FixApplicability::None;
   NoteKind kindOf(size_t Note) const {
     return Note < NoteKinds.size() ? NoteKinds[Note] : NoteKind::Place;
   }
-  void addNote(clang::tooling::DiagnosticMessage Note, NoteKind Kind);
+  NoteRole roleOf(size_t Note) const {
+    return Note < NoteRoles.size() ? NoteRoles[Note] : NoteRole::None;
+  }
+  void addNote(clang::tooling::DiagnosticMessage Note, NoteKind Kind,
+               NoteRole Role = NoteRole::None);
+  void insertNote(size_t At, clang::tooling::DiagnosticMessage Note,
+                  NoteKind Kind, NoteRole Role = NoteRole::None);
+  void eraseNote(size_t At);
+  /// Takes the kinds, roles and fix of Record, the check's record of this
+  /// warning (its notes matched by place, in order; Path names a file as
+  /// both name it).
+  void apply(const FindingRecord &Record,
+             llvm::function_ref<std::string(llvm::StringRef)> Path);
 };
 
-/// The note that says the fix on F's warning sets broadcast_buffers to
-/// false, and what that changes; null when the warning carries no such fix.
-const clang::tooling::DiagnosticMessage *
-broadcastFixNote(const clang::tidy::ClangTidyError &F);
+/// The note that says what the fix on F's warning does and changes; null
+/// when the warning carries no fix or no such note.
+const clang::tooling::DiagnosticMessage *fixEffectNote(const Finding &F);
+
+/// The table of checks (Tidy/CheckNames.h): a line per check, or as JSON an
+/// array of objects (name, summary, explanation, fixAvailability,
+/// fixApplicability, doc).
+void writeCheckList(llvm::raw_ostream &OS, bool Json);
 
 /// The percent-encoded file:// URI of a path (RFC 3986, RFC 8089).
 std::string fileUri(llvm::StringRef Path);
@@ -138,8 +143,7 @@ std::string enclosingFunction(llvm::StringRef Text, unsigned Offset);
 /// the enclosing function's name and the whitespace-normalised text of the
 /// forward lines (the warning's and the earlier forward's), so that it
 /// survives edits elsewhere in the file and changes with the flagged code.
-std::string findingFingerprint(const clang::tidy::ClangTidyError &F,
-                               LineTable &Lines);
+std::string findingFingerprint(const Finding &F, LineTable &Lines);
 
 } // namespace ddpguard
 

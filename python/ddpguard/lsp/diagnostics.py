@@ -61,6 +61,9 @@ class QuickFix:
     title: str
     diagnostic: types.Diagnostic
     edits: list[types.TextEdit]
+    # The report's fixApplicability: an unsafe fix (one that changes
+    # behaviour) is offered but not preferred, as ruff does.
+    preferred: bool = True
 
 
 @dataclass
@@ -116,7 +119,9 @@ def convert(report: dict[str, Any], text: str, checked_file: str, uri: str,
                                 new_text=r["replacement"])
                  for r in finding.get("fix", []) if in_document(r)]
         if edits:
-            result.fixes.append(QuickFix(_fix_title(finding), diagnostic, edits))
+            result.fixes.append(QuickFix(
+                _fix_title(finding), diagnostic, edits,
+                preferred=finding.get("fixApplicability") != "unsafe"))
 
     for error in report.get("errors", []):
         if "offset" in error and in_document(error):

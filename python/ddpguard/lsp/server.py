@@ -143,7 +143,7 @@ class DdpguardServer(LanguageServer):
                     and (b.start.line, b.start.character) <= (a.end.line, a.end.character))
         return [types.CodeAction(
                     title=fix.title, kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[fix.diagnostic], is_preferred=True,
+                    diagnostics=[fix.diagnostic], is_preferred=fix.preferred,
                     edit=types.WorkspaceEdit(changes={uri: fix.edits}))
                 for fix in self.fixes.get(uri, [])
                 if overlaps(fix.diagnostic.range, requested)]
