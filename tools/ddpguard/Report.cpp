@@ -105,14 +105,17 @@ void writeCheckList(llvm::raw_ostream &OS, bool Json) {
     return;
   }
   json::Array Checks;
-  for (const checks::CheckInfo &Check : checks::Table)
-    Checks.push_back(json::Object{
+  for (const checks::CheckInfo &Check : checks::Table) {
+    json::Object Row{
         {"name", Check.Name},
         {"summary", Check.Summary},
         {"explanation", Check.Explanation},
         {"fixAvailability", checks::fixAvailabilityName(Check.Fix)},
-        {"fixApplicability", applicabilityName(Check.FixSafety)},
-        {"doc", Check.Doc}});
+        {"doc", Check.Doc}};
+    if (Check.FixSafety != FixApplicability::None)
+      Row["fixApplicability"] = applicabilityName(Check.FixSafety);
+    Checks.push_back(std::move(Row));
+  }
   OS << llvm::formatv("{0:2}", json::Value(std::move(Checks))) << "\n";
 }
 
@@ -605,11 +608,11 @@ void writeSarif(llvm::raw_ostream &OS, const RunReport &Report,
         {"help", json::Object{{"text", std::move(HelpText)},
                               {"markdown", Check.Help}}},
         {"defaultConfiguration", json::Object{{"level", "warning"}}},
-        {"properties",
-         json::Object{{"fixAvailability",
-                       checks::fixAvailabilityName(Check.Fix)},
-                      {"fixApplicability",
-                       applicabilityName(Check.FixSafety)}}}};
+        {"properties", json::Object{{"fixAvailability",
+                                     checks::fixAvailabilityName(Check.Fix)}}}};
+    if (Check.FixSafety != FixApplicability::None)
+      (*Rule.getObject("properties"))["fixApplicability"] =
+          applicabilityName(Check.FixSafety);
     if (!Options.HelpUriBase.empty())
       Rule["helpUri"] = (Options.HelpUriBase + Check.Name).str();
     Rules.push_back(std::move(Rule));

@@ -148,5 +148,6 @@ assert [rule["helpUri"] for rule in helped["tool"]["driver"]["rules"]] == [
     "https://example.org/ddpguard/rules/ddp-multiple-forward-before-backward",
     "https://example.org/ddpguard/rules/optimizer-step-before-backward",
     "https://example.org/ddpguard/rules/parameter-write-before-backward",
-    "https://example.org/ddpguard/rules/inplace-write-before-backward"], helped
+    "https://example.org/ddpguard/rules/inplace-write-before-backward",
+    "https://example.org/ddpguard/rules/silent-write-before-backward"], helped
 print("ok")
