@@ -122,6 +122,11 @@ struct Run {
   /// Each class's family (Frontend::classFamily), by its node.
   std::map<const void *, std::vector<std::pair<TSNode, const Frontend *>>>
       FamilyOf;
+  /// Each class's subclasses in the run, by its node, from every class's
+  /// bases found once (per class it was a scan of the run's classes).
+  std::map<const void *, std::vector<std::pair<TSNode, const Frontend *>>>
+      SubclassesOf;
+  bool SubclassesBuilt = false;
   /// How many constructorsOf are in progress (they recurse through values).
   unsigned InstanceLookups = 0;
   /// Each function's effects, found once (Frontend::effectsOf).

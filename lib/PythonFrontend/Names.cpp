@@ -456,28 +456,31 @@ Frontend::classAndBases(TSNode Class) const {
 
 std::vector<std::pair<TSNode, const Frontend *>>
 Frontend::classFamily(TSNode Class) const {
-  // Asked for every self attribute read: the run's classes are scanned once
-  // per class.
+  // Asked for every self attribute read: found once per class.
   auto [Cached, New] = Files.FamilyOf.try_emplace(Class.id);
   if (!New)
     return Cached->second;
-  std::vector<std::pair<TSNode, const Frontend *>> Family =
-      classAndBases(Class);
-  llvm::SmallPtrSet<Frontend *, 8> Seen;
-  for (const auto &Entry : Files.ByPath) {
-    Frontend *File = Entry.second;
-    if (!Seen.insert(File).second)
-      continue;
-    for (const auto &Named : File->Classes) {
-      if (ts_node_eq(Named.second, Class))
+  if (!Files.SubclassesBuilt) {
+    Files.SubclassesBuilt = true;
+    llvm::SmallPtrSet<Frontend *, 8> Seen;
+    for (const auto &Entry : Files.ByPath) {
+      Frontend *File = Entry.second;
+      if (!Seen.insert(File).second)
         continue;
-      auto Chain = File->classAndBases(Named.second);
-      if (llvm::any_of(Chain, [&](const auto &Base) {
-            return ts_node_eq(Base.first, Class);
-          }))
-        Family.push_back({Named.second, File});
+      for (const auto &Named : File->Classes) {
+        llvm::SmallPtrSet<const void *, 8> Bases;
+        for (const auto &Base : File->classAndBases(Named.second))
+          if (!ts_node_eq(Base.first, Named.second) &&
+              Bases.insert(Base.first.id).second)
+            Files.SubclassesOf[Base.first.id].push_back({Named.second, File});
+      }
     }
   }
+  std::vector<std::pair<TSNode, const Frontend *>> Family =
+      classAndBases(Class);
+  auto Subclasses = Files.SubclassesOf.find(Class.id);
+  if (Subclasses != Files.SubclassesOf.end())
+    llvm::append_range(Family, Subclasses->second);
   Files.FamilyOf[Class.id] = Family;
   return Family;
 }
