@@ -127,6 +127,10 @@ struct Run {
   std::map<const void *, std::vector<std::pair<TSNode, const Frontend *>>>
       SubclassesOf;
   bool SubclassesBuilt = false;
+  /// How many calls that keep norm layers from saving their running
+  /// statistics (torch.compile, convert_sync_batchnorm) the module being
+  /// followed is inside.
+  unsigned RunningStatisticsUnsaved = 0;
   /// How many constructorsOf are in progress (they recurse through values).
   unsigned InstanceLookups = 0;
   /// Each function's effects, found once (Frontend::effectsOf).

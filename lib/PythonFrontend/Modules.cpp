@@ -10,12 +10,6 @@ namespace python {
 namespace detail {
 
 using namespace model;
-
-/// How many calls that keep norm layers from saving their running
-/// statistics (torch.compile, convert_sync_batchnorm) the module being
-/// followed is inside; thread-local because the follow crosses files, each
-/// its own Frontend.
-static thread_local unsigned RunningStatisticsUnsaved = 0;
 using llvm::StringRef;
 
 Buffers Frontend::classBuffers(TSNode Class, unsigned Depth,
@@ -236,9 +230,9 @@ Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
   // (torch/nn/modules/_functions.py, 2.11 to 2.15; docs/python-checker.md).
   if (Name == "torch.compile" ||
       StringRef(Name).ends_with("convert_sync_batchnorm")) {
-    ++RunningStatisticsUnsaved;
+    ++Files.RunningStatisticsUnsaved;
     Buffers Held = moduleBuffers(namedChild(Arguments, 0), S, Depth + 1, Why);
-    --RunningStatisticsUnsaved;
+    --Files.RunningStatisticsUnsaved;
     return Held;
   }
   StringRef Qualified(Name);
@@ -260,8 +254,8 @@ Buffers Frontend::moduleBuffers(TSNode N, const Scope &S, unsigned Depth,
         On = type(field(A, "value")) == "true";
       }
     });
-    return RunningStatisticsUnsaved ? Buffers::No
-                                    : torchNNBuffers(Qualified, Off, On);
+    return Files.RunningStatisticsUnsaved ? Buffers::No
+                                          : torchNNBuffers(Qualified, Off, On);
   }
   if (Qualified.consume_front("torchvision.models."))
     return torchvisionBuffers(Qualified.substr(Qualified.rfind('.') + 1));
