@@ -48,6 +48,9 @@ void Lowering::reportValueWrite(const AnalysisResult &R, const Clobber &C,
   Found.Saved = First->first;
   Found.Backward = L.Sites[*Backward];
   Found.ThroughResult = L.ResultBackwards.count(*Backward);
+  for (const CarriedState &State : L.Carried)
+    if (Found.ThroughResult && llvm::is_contained(State.Names, Found.Tensor))
+      Found.CarriedState = State.Parameter;
   Found.FixWithheld = L.outOfPlaceFix(Write, Found.Fix);
   Result.ValueWrites.push_back(std::move(Found));
 }

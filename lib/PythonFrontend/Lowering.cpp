@@ -157,6 +157,16 @@ void Lowering::run() {
             GradEnabled = !*Off;
       });
   }
+  if (TracksValues && IsModuleForward) {
+    Carried = carriedState();
+    for (const CarriedState &State : Carried)
+      CarriedValues.push_back(Names[State.Parameter]);
+    if (!Carried.empty()) {
+      CallHead = Graph.addBlock();
+      edgeTo(CallHead);
+      Current = CallHead;
+    }
+  }
   if (type(S.Node) == "lambda") {
     Values Result = expression(Body);
     Graph.append(Current, Event::ret(site(Body), Result));
@@ -255,8 +265,20 @@ void Lowering::statement(TSNode N) {
     SiteId Site = site(N);
     Graph.append(Current, Event::ret(Site, Result));
     if (TracksValues && IsModuleForward && !Result.empty()) {
-      Graph.append(Current, Event::backward(Site, Result, /*RetainGraph=*/false));
+      // With carried state the caller backpropagates once through several
+      // calls: the graph stays for the next call's result.
+      Graph.append(Current, Event::backward(Site, Result,
+                                            /*RetainGraph=*/!Carried.empty()));
       ResultBackwards.insert(Site);
+    }
+    if (!Carried.empty() && !Result.empty()) {
+      unsigned Returning = Current;
+      startBlock();
+      Graph.addEdge(Returning, Current);
+      for (ValueId State : CarriedValues)
+        Graph.append(Current, Event::derive(State, Result, /*Strong=*/false));
+      edgeTo(CallHead);
+      Current = Returning;
     }
     edgeTo(Exit);
     startBlock(); // Unreachable.

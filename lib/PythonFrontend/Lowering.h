@@ -158,6 +158,21 @@ private:
   /// through the value they return.
   bool TracksValues = false;
   bool IsModuleForward = false;
+  /// Recurrent state: a module forward's parameter whose tensors the forward
+  /// writes in place and returns (`Si, Zi = memory; Zi += K; return V, [Si,
+  /// Zi]`). Its caller feeds the returned state into the next call, so the
+  /// body is lowered as a loop: each return flows back into the parameter.
+  struct CarriedState {
+    std::string Parameter;
+    /// The names bound from it that are written and returned.
+    llvm::SmallVector<std::string, 2> Names;
+  };
+  std::vector<CarriedState> carriedState();
+  std::vector<CarriedState> Carried;
+  /// With carried state: the block each return loops back to, and the
+  /// parameters' values.
+  unsigned CallHead = 0;
+  llvm::SmallVector<ValueId, 1> CarriedValues;
   /// Whether the scope holds a write that may be in place.
   bool writesInPlace();
   /// Where the tensor N's storage comes from: the node whose tensor N is a

@@ -120,6 +120,9 @@ struct ValueWriteFinding {
   /// forward, whose caller backpropagates through the value it returns.
   Position Backward;
   bool ThroughResult = false;
+  /// Recurrent state: the forward's parameter ("memory") through which the
+  /// written tensor comes back from the previous call, whose saver saved it.
+  std::string CarriedState;
   /// The out-of-place spelling (y = y.mul(2), h = h + y), or why none keeps
   /// the meaning (FixWithheld, then Fix is empty).
   std::vector<Edit> Fix;

@@ -2,6 +2,7 @@
 
 #include "Lowering.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include <functional>
 
 namespace ddpguard {
@@ -56,6 +57,65 @@ bool Lowering::writesInPlace() {
               (InPlaceModules && !inPlaceModule(Callee).empty());
     }
   });
+  return Found;
+}
+
+std::vector<Lowering::CarriedState> Lowering::carriedState() {
+  std::vector<CarriedState> Found;
+  TSNode Body = field(S.Node, "body");
+  if (isNull(Body) || !F.text(Body).contains("return"))
+    return Found;
+  llvm::StringSet<> Returned, Written;
+  std::vector<TSNode> Assignments;
+  // `return V, [Si, Zi]`: the names in the returned tuples and lists.
+  std::function<void(TSNode)> Returns = [&](TSNode E) {
+    StringRef Kind = type(E);
+    if (Kind == "identifier")
+      Returned.insert(F.text(E));
+    else if (Kind == "tuple" || Kind == "list" || Kind == "expression_list" ||
+             Kind == "parenthesized_expression")
+      forEachNamedChild(E, Returns);
+  };
+  forEachInScope(Body, [&](TSNode N) {
+    StringRef Kind = type(N);
+    if (Kind == "return_statement") {
+      forEachNamedChild(N, Returns);
+    } else if (Kind == "augmented_assignment") {
+      TSNode Left = field(N, "left");
+      if (type(Left) == "identifier" && F.text(field(N, "operator")) != "@=")
+        Written.insert(F.text(Left));
+    } else if (Kind == "call") {
+      TSNode Callee = field(N, "function");
+      if (type(Callee) == "attribute" &&
+          type(field(Callee, "object")) == "identifier" &&
+          isInPlaceMethod(F.text(field(Callee, "attribute"))))
+        Written.insert(F.text(field(Callee, "object")));
+    } else if (Kind == "assignment") {
+      Assignments.push_back(N);
+    }
+  });
+  auto Carries = [&](StringRef Name) {
+    return Returned.count(Name) && Written.count(Name);
+  };
+  for (TSNode Parameter : parameterNames(S.Node)) {
+    StringRef Name = F.text(Parameter);
+    if (type(Parameter) != "identifier" || Name == "self")
+      continue;
+    CarriedState State{Name.str(), {}};
+    if (Carries(Name))
+      State.Names.push_back(Name.str());
+    for (TSNode A : Assignments) {
+      TSNode Right = field(A, "right");
+      if (type(Right) != "identifier" || F.text(Right) != Name)
+        continue;
+      forEachTarget(field(A, "left"), [&](TSNode T) {
+        if (type(T) == "identifier" && Carries(F.text(T)))
+          State.Names.push_back(F.text(T).str());
+      });
+    }
+    if (!State.Names.empty())
+      Found.push_back(std::move(State));
+  }
   return Found;
 }
 

@@ -100,6 +100,7 @@ PROBES = {
     "bmm": ("mm", torch.bmm),
     "mv": ("fv", torch.mv),
     "dot": ("vv", torch.dot),
+    "einsum": (["ij,jk,kl->il", "f", "f", "f"], torch.einsum),
     "addmm": ("fff", torch.addmm),
     ("linear", "Functional"): ("ff", F.linear),
     ("where", "Function"): ("bff", torch.where),
