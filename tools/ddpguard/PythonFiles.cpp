@@ -398,15 +398,21 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
       Finding E(ClangTidyError(Check, ClangTidyError::Warning, "", false));
       std::string Saver = "'" + F.Saver + "' at line " +
                           std::to_string(F.Saved.Line);
-      E.Message = message(
-          "'" + F.Operation + "' writes '" + F.Tensor + "' in place, which " +
-              Saver + " saved for backward; " +
-              (F.ThroughResult
-                   ? std::string("a backward through the result of this "
-                                 "forward will fail")
-                   : "the backward at line " + std::to_string(F.Backward.Line) +
-                         " through it will fail"),
-          File, F.Write.Offset);
+      std::string Failing =
+          !F.CarriedState.empty()
+              ? " in the previous call: this forward returns '" + F.Tensor +
+                    "' and gets it back as '" + F.CarriedState +
+                    "'; a backward through the results of both calls will "
+                    "fail"
+          : F.ThroughResult
+              ? std::string("; a backward through the result of this forward "
+                            "will fail")
+              : "; the backward at line " + std::to_string(F.Backward.Line) +
+                    " through it will fail";
+      E.Message = message("'" + F.Operation + "' writes '" + F.Tensor +
+                              "' in place, which " + Saver +
+                              " saved for backward" + Failing,
+                          File, F.Write.Offset);
       auto Note = [&](const std::string &Message, const python::Position &At,
                       NoteKind Kind = NoteKind::Place) {
         E.addNote(message(Message, File, At.Offset), Kind);
@@ -414,7 +420,11 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
       Note("'" + F.Saver + "' saved the tensor for backward here, and the "
            "backward checks that its version counter has not moved since",
            F.Saved);
-      Note(F.ThroughResult
+      Note(!F.CarriedState.empty()
+               ? "the forward returns the state here; a caller that passes "
+                 "it back as '" + F.CarriedState + "' writes in the next "
+                 "call what this call saved"
+           : F.ThroughResult
                ? "the forward returns a value computed through it: the "
                  "backward of whoever trains this module fails"
                : "the backward that fails is here",
