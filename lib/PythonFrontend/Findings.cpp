@@ -208,6 +208,7 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
     Found.BuffersAssumption = Bound.BuffersAssumption;
     Found.BroadcastKeyword = Bound.BroadcastKeyword;
     Found.BroadcastFix = Bound.BroadcastFix;
+    Found.BroadcastWithheld = Bound.BroadcastWithheld;
     Found.SameForwardInALoop = First->second == C.Writer;
     if (Found.SameForwardInALoop)
       Found.NoSyncWithheld = "the two forwards are one call in two "

@@ -43,6 +43,9 @@ struct Binding {
   bool BuffersSavedIfInputRequiresGrad = false;
   /// The file of the construction and of BroadcastFix.
   std::string File;
+  /// Why no edit turns the broadcast off (a library builds the DDP object
+  /// and the file offers no place to say so); then BroadcastFix is empty.
+  std::string BroadcastWithheld;
   /// The construction sets a reducer option (find_unused_parameters,
   /// static_graph) other than to False: the keyword, else empty.
   std::string ReducerOption;
@@ -206,6 +209,18 @@ private:
   const WrapperRule *constructedWrapper(TSNode Call) const;
   /// The object a DDP construction call makes.
   Binding objectOf(TSNode Call, const WrapperRule &Rule, const Scope &S) const;
+  /// `acc.prepare(a, b, ...)` where acc holds an instance of a preparer's
+  /// class (accelerate's Accelerator): the rule, with the instance's
+  /// construction in Construction.
+  const PreparerRule *preparerCall(TSNode Call, const Scope &S,
+                                   Value &Construction) const;
+  /// Calls Each(target, object) for each target of `targets = Call` (a
+  /// preparer's call) whose argument at the same place is a module.
+  void forEachPrepared(TSNode Targets, TSNode Call, const Scope &S,
+                       llvm::function_ref<void(TSNode, const Binding &)> Each) const;
+  /// The DDP object a preparer's call returns for the module Module.
+  Binding preparedObject(TSNode Call, TSNode Module, const PreparerRule &Rule,
+                         const Value &Construction, const Scope &S) const;
   /// Whether the module expression N evaluates to has buffers; Why says
   /// what was not followed when the answer is Unknown.
   Buffers moduleBuffers(TSNode N, const Scope &S, unsigned Depth,

@@ -945,6 +945,18 @@ bool Frontend::bindDDPNames() {
     for (TSNode N : S.Bindings) {
       StringRef Kind = type(N);
       Binding Info;
+      if (Kind == "assignment" &&
+          type(field(N, "right")) == "call" &&
+          type(field(field(N, "right"), "function")) == "attribute") {
+        bool Prepared = false;
+        forEachPrepared(field(N, "left"), field(N, "right"), S,
+                        [&](TSNode Target, const Binding &Object) {
+                          Prepared = true;
+                          Bind(Target, Object, S);
+                        });
+        if (Prepared)
+          continue;
+      }
       if (Kind == "assignment" && isDDPValue(field(N, "right"), S, &Info)) {
         forEachTarget(field(N, "left"),
                       [&](TSNode Target) { Bind(Target, Info, S); });

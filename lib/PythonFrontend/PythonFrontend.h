@@ -72,6 +72,8 @@ struct Finding {
   /// of the construction that sets it to False.
   std::string BroadcastKeyword;
   Edit BroadcastFix;
+  /// Why no edit turns the broadcast off (then BroadcastFix is empty).
+  std::string BroadcastWithheld;
   /// The two forwards are one call in two iterations of a loop.
   bool SameForwardInALoop = false;
   /// The sync-preserving fix (--fix-mode=once-per-backward): the first

@@ -12,6 +12,7 @@ using namespace ddpguard;
 namespace {
 struct RuleFile {
   std::vector<WrapperRule> Wrappers;
+  std::vector<PreparerRule> Preparers;
 };
 
 /// preserves-version-counters: true, false or the version it begins with.
@@ -27,6 +28,7 @@ struct ModuleLocation {
 } // namespace
 
 LLVM_YAML_IS_SEQUENCE_VECTOR(WrapperRule)
+LLVM_YAML_IS_SEQUENCE_VECTOR(PreparerRule)
 
 namespace llvm {
 namespace yaml {
@@ -197,9 +199,29 @@ template <> struct MappingTraits<WrapperRule> {
   }
 };
 
+template <> struct MappingTraits<PreparerRule> {
+  static void mapping(IO &Io, PreparerRule &Rule) {
+    Io.mapRequired("classes", Rule.Classes);
+    Io.mapRequired("method", Rule.Method);
+    Io.mapRequired("wraps-in", Rule.WrapsIn);
+    Io.mapOptional("options", Rule.Options);
+    Io.mapOptional("options-keyword", Rule.OptionsKeyword);
+  }
+  static std::string validate(IO &Io, PreparerRule &Rule) {
+    if (failedBefore(Io))
+      return "";
+    if (Rule.Classes.empty() || Rule.Method.empty() || Rule.WrapsIn.empty())
+      return "'classes', 'method' and 'wraps-in' must be given";
+    if (Rule.Options.empty() != Rule.OptionsKeyword.empty())
+      return "'options' and 'options-keyword' go together";
+    return "";
+  }
+};
+
 template <> struct MappingTraits<RuleFile> {
   static void mapping(IO &Io, RuleFile &File) {
     Io.mapRequired("wrappers", File.Wrappers);
+    Io.mapOptional("preparers", File.Preparers);
   }
 };
 
@@ -297,7 +319,28 @@ llvm::Error RuleSet::addText(llvm::StringRef Text, llvm::StringRef BufferName) {
     Rule.SourceFile = BufferName.str();
     Wrappers.push_back(std::move(Rule));
   }
+  for (PreparerRule &Rule : File.Preparers) {
+    if (!find(Rule.WrapsIn) &&
+        llvm::none_of(File.Wrappers, [&](const WrapperRule &W) {
+          return W.Type == Rule.WrapsIn;
+        }))
+      return llvm::createStringError(
+          std::errc::invalid_argument,
+          "%s: preparer '%s.%s' wraps in '%s', which no wrapper rule names",
+          BufferName.str().c_str(), Rule.Classes.front().c_str(),
+          Rule.Method.c_str(), Rule.WrapsIn.c_str());
+    Rule.SourceFile = BufferName.str();
+    Preparers.push_back(std::move(Rule));
+  }
   return llvm::Error::success();
+}
+
+const PreparerRule *RuleSet::findPreparer(llvm::StringRef QualifiedClass,
+                                          llvm::StringRef Method) const {
+  for (const PreparerRule &Rule : llvm::reverse(Preparers))
+    if (Rule.Method == Method && llvm::is_contained(Rule.Classes, QualifiedClass))
+      return &Rule;
+  return nullptr;
 }
 
 const WrapperRule *RuleSet::find(llvm::StringRef QualifiedName) const {

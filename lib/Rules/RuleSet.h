@@ -127,6 +127,23 @@ struct WrapperRule {
   }
 };
 
+/// A method that returns its arguments in order, each module wrapped in a
+/// wrapper of the rules: Hugging Face accelerate's Accelerator.prepare wraps
+/// modules in DistributedDataParallel under a multi-process launch.
+struct PreparerRule {
+  /// The classes whose instances prepare, as their module paths spell them.
+  std::vector<std::string> Classes;
+  std::string Method;
+  /// The wrapper each module comes back in (a WrapperRule's type).
+  std::string WrapsIn;
+  /// Classes of keyword holders a construction of the class may be given
+  /// (in any argument): the wrapper's broadcast setter set there decides.
+  std::vector<std::string> Options;
+  /// The construction's keyword that takes Options (kwargs_handlers).
+  std::string OptionsKeyword;
+  std::string SourceFile;
+};
+
 class RuleSet {
 public:
   /// The rules shipped with ddpguard (rewrite-rules/ddpguard.yaml).
@@ -139,9 +156,14 @@ public:
   /// The rule for a class whose fully qualified name is QualifiedName.
   const WrapperRule *find(llvm::StringRef QualifiedName) const;
   const std::vector<WrapperRule> &wrappers() const { return Wrappers; }
+  /// The preparer whose class is QualifiedClass and method Method.
+  const PreparerRule *findPreparer(llvm::StringRef QualifiedClass,
+                                   llvm::StringRef Method) const;
+  const std::vector<PreparerRule> &preparers() const { return Preparers; }
 
 private:
   std::vector<WrapperRule> Wrappers;
+  std::vector<PreparerRule> Preparers;
 };
 
 } // namespace ddpguard

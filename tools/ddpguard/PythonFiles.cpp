@@ -318,11 +318,16 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                            "computes from 2.12.1";
       switch (FixMode) {
       case PythonFixMode::Broadcast:
-        Apply(F.BroadcastFix, F.ConstructionFile);
-        E.FixTitle =
-            "Set " + F.BroadcastKeyword + "=False at the DDP construction";
-        E.Applicability = FixApplicability::Unsafe;
-        Note(Broadcast, F.Second, File, NoteKind::FixEffect);
+        if (F.BroadcastWithheld.empty()) {
+          Apply(F.BroadcastFix, F.ConstructionFile);
+          E.FixTitle =
+              "Set " + F.BroadcastKeyword + "=False at the DDP construction";
+          E.Applicability = FixApplicability::Unsafe;
+          Note(Broadcast, F.Second, File, NoteKind::FixEffect);
+        } else {
+          Note("no fix is offered: " + F.BroadcastWithheld + Behaviour,
+               F.Second, File, NoteKind::NoFix);
+        }
         if (NoSyncWithheld.empty())
           Note("or keep the buffers in sync: --fix-mode=once-per-backward " +
                    NoSync,
