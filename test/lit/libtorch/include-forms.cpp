@@ -1,7 +1,7 @@
 // LibTorch 2.11's real headers by -isystem (CMake's imported targets) and by
 // -I (a Makefile, Bazel, an unpacked LibTorch zip): the same findings and
 // fixes. A probe read through LibTorch's own API trains, so it is clean.
-// REQUIRES: libtorch
+// REQUIRES: libtorch, full
 // RUN: %check_ddpguard %s %t-isystem -- %torch_flags
 // RUN: %check_ddpguard %s %t-I -- %torch_user_flags
 #include <ddpguard/runtime/DistributedDataParallel.h>
