@@ -27,7 +27,7 @@ std::string Lowering::outOfPlaceFix(const ValueWrite &Write,
   // A name this function binds itself: not a parameter (the caller's
   // tensor would keep its old values), global or nonlocal.
   bool Local = type(Write.Tensor) == "identifier";
-  for (TSNode Parameter : parameterNames(S.Node))
+  for (TSNode Parameter : S.Parameters)
     Local &= F.text(Parameter) != Written;
   bool Bound = false;
   uint32_t WriteStart = ts_node_start_byte(Write.Node);

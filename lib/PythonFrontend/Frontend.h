@@ -65,6 +65,10 @@ struct Scope {
   /// null for the module and for functions directly in it or in a class.
   const Scope *Parent = nullptr;
   std::string Name;
+  /// The function's or lambda's parameter names (null for a parameter
+  /// without one), found once: measured, finding them per call was 3% of
+  /// checking timm's folder.
+  std::vector<TSNode> Parameters;
   /// The scope's own assignments, returns and calls (not those of nested
   /// functions), in order: what binds names.
   std::vector<TSNode> Bindings;
@@ -477,7 +481,7 @@ inline unsigned positionalArguments(TSNode Call) {
 template <typename Fn>
 void Frontend::forEachCallArgument(TSNode Call, const Scope &Caller,
                                    const Scope &Called, Fn Each) const {
-  std::vector<TSNode> Parameters = parameterNames(Called.Node);
+  const std::vector<TSNode> &Parameters = Called.Parameters;
   TSNode Callee = field(Call, "function");
   // A method called through an object, or a class constructed (its
   // __init__): the first parameter is self.

@@ -41,7 +41,7 @@ Lowering::Values Lowering::inlinedValues(const Inlined &Call, TSNode E) {
   if (isNull(E))
     return Out;
   const Frontend &In = *Call.Helper->Owner;
-  std::vector<TSNode> Parameters = parameterNames(Call.Helper->Node);
+  const std::vector<TSNode> &Parameters = Call.Helper->Parameters;
   bool Local = false;
   llvm::DenseSet<const void *> AttributeNames;
   walkIteratively(E, [&](TSNode N, unsigned) {
@@ -103,7 +103,7 @@ void Lowering::inlineBody(Inlined &Call, unsigned Depth, bool &Found) {
   // The helper's parameters are this call's arguments while it is read.
   Value Context{Call.Call, Call.Helper, std::nullopt, Call.Call, Call.Caller};
   ReadingReturn Reading(F.Files, Context);
-  std::vector<TSNode> Parameters = parameterNames(Helper.Node);
+  const std::vector<TSNode> &Parameters = Helper.Parameters;
   auto TurnsGradOff = [&](TSNode Expression) {
     if (type(Expression) != "call")
       return false;
@@ -208,7 +208,7 @@ void Lowering::inlineBody(Inlined &Call, unsigned Depth, bool &Found) {
     // where the step is written as far as that file shows.
     Inlined Inner{Next, C, &Helper, {}, {}, {},
                   C.tree == Call.Site.tree ? C : Call.Site};
-    size_t Count = parameterNames(Next->Node).size();
+    size_t Count = Next->Parameters.size();
     Inner.Arguments.resize(Count);
     Inner.ArgumentText.resize(Count);
     In.forEachCallArgument(C, Helper, *Next,
@@ -229,7 +229,7 @@ std::optional<Lowering::Values> Lowering::helperCall(TSNode N,
       !F.effectsOf(Helper).Any)
     return std::nullopt;
   Inlined Call{&Helper, N, &S, {}, {}, {}, N};
-  size_t Count = parameterNames(Helper.Node).size();
+  size_t Count = Helper.Parameters.size();
   Call.Arguments.resize(Count);
   Call.ArgumentText.resize(Count);
   // Each argument is lowered once, in order, then given to its parameter.

@@ -118,7 +118,7 @@ void Lowering::run() {
     Body = field(S.Node, "body");
     // Parameters carry whatever history the caller's arguments have, and
     // hold the caller's tensors.
-    for (TSNode Name : parameterNames(S.Node))
+    for (TSNode Name : S.Parameters)
       if (type(Name) == "identifier") {
         OriginId Origin;
         ValueId V = Graph.addInputValue(Origin);
@@ -133,7 +133,7 @@ void Lowering::run() {
     Plain.Info.BroadcastsBuffers = false;
     Plain.Info.HasBuffers = false;
     if (TracksSteps)
-      for (TSNode Name : parameterNames(S.Node)) {
+      for (TSNode Name : S.Parameters) {
         if (type(Name) != "identifier" || F.text(Name) == "self")
           continue;
         for (const Frontend::ReachedForward &R : F.forwardsReaching(Name, S)) {

@@ -870,7 +870,7 @@ template <typename Pred>
 bool Frontend::boundOnlyTo(TSNode N, const Scope &S, Pred Holds) const {
   // Every binding of the name in S is an assignment of a value that Holds;
   // a parameter, a loop variable or a with-target is not known.
-  for (TSNode Parameter : parameterNames(S.Node))
+  for (TSNode Parameter : S.Parameters)
     if (!isNull(Parameter) && text(Parameter) == text(N))
       return false;
   bool Assigned = false, Free = true;

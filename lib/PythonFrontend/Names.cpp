@@ -79,6 +79,7 @@ void Frontend::collect(TSNode N, Scope &Current, TSNode Class,
       auto S = std::make_unique<Scope>();
       S->Owner = this;
       S->Node = Child;
+      S->Parameters = parameterNames(Child);
       // Methods see self; functions nested in them are not methods.
       S->Class = Class;
       if (&Current != ModuleScope)
@@ -617,7 +618,7 @@ std::vector<Value> Frontend::valuesOf(TSNode N, const Scope &S) const {
   if (type(N) != "identifier" ||
       type(S.Node) != "function_definition")
     return Values;
-  std::vector<TSNode> Parameters = parameterNames(S.Node);
+  const std::vector<TSNode> &Parameters = S.Parameters;
   auto Named = llvm::find_if(Parameters, [&](TSNode P) {
     return !isNull(P) && text(P) == text(N);
   });
@@ -906,7 +907,7 @@ Frontend::helperForwards(const Scope &Helper) {
   auto [It, Inserted] = HelperForwards.try_emplace(&Helper);
   if (!Inserted)
     return It->second;
-  std::vector<TSNode> Parameters = parameterNames(Helper.Node);
+  const std::vector<TSNode> &Parameters = Helper.Parameters;
   std::vector<HelperForward> Found;
   for (TSNode N : Helper.Bindings) {
     if (type(N) != "call")
@@ -977,7 +978,7 @@ bool Frontend::bindDDPNames() {
         if (!Function || type(Function->Node) != "function_definition")
           continue;
         Scope &Called = *Function;
-        std::vector<TSNode> Parameters = parameterNames(Called.Node);
+        const std::vector<TSNode> &Parameters = Called.Parameters;
         auto BindParameter = [&](TSNode Value, unsigned I, const Scope &In) {
           if (type(Parameters[I]) == "identifier" &&
               isDDPValue(Value, In, &Info) &&

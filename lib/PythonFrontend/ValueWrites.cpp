@@ -97,7 +97,7 @@ std::vector<Lowering::CarriedState> Lowering::carriedState() {
   auto Carries = [&](StringRef Name) {
     return Returned.count(Name) && Written.count(Name);
   };
-  for (TSNode Parameter : parameterNames(S.Node)) {
+  for (TSNode Parameter : S.Parameters) {
     StringRef Name = F.text(Parameter);
     if (type(Parameter) != "identifier" || Name == "self")
       continue;
