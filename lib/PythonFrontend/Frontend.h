@@ -16,6 +16,7 @@
 #include "Syntax.h"
 #include "TorchTables.h"
 #include "Model/HazardAnalysis.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <map>
@@ -53,6 +54,9 @@ struct Binding {
 
 
 class Frontend;
+
+/// torch.nn layers that save their input for backward ("torch.nn.Conv2d").
+bool savesItsInputLayer(StringRef Class);
 
 /// A function, method, lambda or the module's own code.
 struct Scope {
@@ -442,6 +446,25 @@ private:
   /// The names and self attributes the file binds to a torch.nn module
   /// built with inplace=True ("self.act" → "torch.nn.ReLU"), found once.
   const llvm::StringMap<std::string> &inPlaceModules();
+  /// What a module's forward does first with the tensor it is given: saves
+  /// it for backward (a Conv2d first), writes it in place (an in-place ReLU
+  /// first), or neither as far as the checker follows (InputUses.cpp).
+  enum class InputUse { Unknown, Saves, Writes };
+  /// Of the module the name or attribute N holds, in scope S.
+  InputUse firstInputUse(TSNode N, const Scope &S, unsigned Depth = 0);
+  /// Of the module the construction Call makes (through factories).
+  InputUse constructionInputUse(TSNode Call, const Scope &S, unsigned Depth);
+  /// Of a module class's forward.
+  InputUse forwardInputUse(const Scope &Forward, unsigned Depth);
+  /// The file says `inplace=True` somewhere: only then are module calls
+  /// asked whether they write their input.
+  bool mayWriteInputsInPlace() const { return Source.contains("inplace"); }
+  /// Whether N's subtree reads the name Name.
+  bool mentions(TSNode N, StringRef Name) const;
+  /// Whether the call passes inplace=True.
+  bool inPlaceKeyword(TSNode Call) const;
+  /// forwardInputUse by the forward's node.
+  llvm::DenseMap<const void *, InputUse> ForwardInputUses;
   std::optional<llvm::StringMap<std::string>> InPlaceModules;
   friend class Lowering;
 };

@@ -597,7 +597,13 @@ Lowering::Values Lowering::call(TSNode N) {
       std::optional<ValueId> Written;
       std::string InPlaceClass =
           TracksValues ? inPlaceModule(Callee) : std::string();
-      if (!InPlaceClass.empty()) {
+      // A module whose forward starts with an in-place layer, or with one
+      // that saves its input (a block of the run, a Sequential).
+      Frontend::InputUse InputUse =
+          TracksValues && InPlaceClass.empty() && F.mayWriteInputsInPlace()
+              ? F.firstInputUse(Callee, S)
+              : Frontend::InputUse::Unknown;
+      if (!InPlaceClass.empty() || InputUse == Frontend::InputUse::Writes) {
         // nn.ReLU(inplace=True): the forward writes its input and returns it.
         valueWrite(ValueWrite::Module, N, Argument("input", 0),
                    F.text(Callee).str());
@@ -613,7 +619,8 @@ Lowering::Values Lowering::call(TSNode N) {
       if (TracksValues && InPlaceClass.empty())
         saveOutput(Forward, N, Callee, Inputs);
       // nn.Linear, nn.LayerNorm, ...: the input, for the weight's gradient.
-      if (TracksValues && InPlaceClass.empty() && F.savesItsInput(Callee, S))
+      if (TracksValues && InPlaceClass.empty() &&
+          (InputUse == Frontend::InputUse::Saves || F.savesItsInput(Callee, S)))
         if (std::optional<ValueId> Input = storageSource(Argument("input", 0))) {
           Save Saved;
           Saved.StorageOf = *Input;

@@ -20,6 +20,10 @@ bool Lowering::writesInPlace() {
   // the instructions of checking bench/python's generated script.
   StringRef Text = F.text(S.Node);
   bool InPlaceModules = !F.inPlaceModules().empty();
+  // A call of a module that writes its input in place (a block whose
+  // forward starts with an in-place ReLU): asked only in a file that says
+  // inplace=True, and only of calls in a module's forward.
+  bool InputWriters = IsModuleForward && F.mayWriteInputsInPlace();
   auto SubscriptAssigned = [&] {
     for (size_t At = Text.find(']'); At != StringRef::npos;
          At = Text.find(']', At + 1)) {
@@ -29,7 +33,8 @@ bool Lowering::writesInPlace() {
     }
     return false;
   };
-  if (!InPlaceModules && !Text.contains("_(") && !Text.contains("inplace") &&
+  if (!InPlaceModules && !InputWriters && !Text.contains("_(") &&
+      !Text.contains("inplace") &&
       llvm::none_of(llvm::ArrayRef<StringRef>{"+=", "-=", "*=", "/=", "%=",
                                               "&=", "|=", "^=", ">>=", "<<="},
                     [&](StringRef Op) { return Text.contains(Op); }) &&
@@ -54,7 +59,10 @@ bool Lowering::writesInPlace() {
                            : F.text(Callee);
       Found = isInPlaceMethod(Name) ||
               F.text(field(N, "arguments")).contains("inplace") ||
-              (InPlaceModules && !inPlaceModule(Callee).empty());
+              (InPlaceModules && !inPlaceModule(Callee).empty()) ||
+              (InputWriters && (type(Callee) == "attribute" ||
+                                type(Callee) == "identifier") &&
+               F.firstInputUse(Callee, S) == Frontend::InputUse::Writes);
     }
   });
   return Found;
@@ -94,8 +102,18 @@ std::vector<Lowering::CarriedState> Lowering::carriedState() {
       Assignments.push_back(N);
     }
   });
+  // A name rebound to a transform of its own value (`x = self.conv1(x)`,
+  // item 11's loop-carried names) holds a new tensor each call, not the
+  // state it was given: measured, timm's ResNet blocks are not state.
+  llvm::StringSet<> Transformed;
+  for (TSNode A : Assignments)
+    forEachTarget(field(A, "left"), [&](TSNode T) {
+      if (type(T) == "identifier" && F.mentions(field(A, "right"), F.text(T)))
+        Transformed.insert(F.text(T));
+    });
   auto Carries = [&](StringRef Name) {
-    return Returned.count(Name) && Written.count(Name);
+    return Returned.count(Name) && Written.count(Name) &&
+           !Transformed.count(Name);
   };
   for (TSNode Parameter : S.Parameters) {
     StringRef Name = F.text(Parameter);
