@@ -7,7 +7,9 @@
 adds the check's name and its row to the table (lib/Tidy/CheckNames.h),
 registers it in the tidy module and lib/CMakeLists.txt, and writes the
 check's header and source (they compile and report nothing until the
-matcher and report() are written), one lit test and one doc page. Fill in
+matcher and report() are written), one lit test in the check's folder
+(test/lit/checks/<name>/) and its doc page (lib/Tidy/<Name>Check.md, with
+the sections of every check's page). Fill in
 the row's explanation, help, fix and triggers, then the check. --dry-run
 names the files without writing them; --root writes into another tree.
 """
@@ -144,19 +146,39 @@ def lit_test(name: str) -> str:
 
 
 def doc(name: str, summary: str) -> str:
+    """The check's page, with the sections every check's page has
+    (test/lit/docs/check-pages.test)."""
     return f"""# {name}
 
-{summary}.
+{summary}. C++ (LibTorch); Python not yet. Fix: never
+([CheckNames.h](CheckNames.h)).
 
 ## What it finds
 
 ## Why it fails
 
-## The fix and its safety
+## Examples
+
+### C++
+
+### Python
+
+## Fixes and their safety
+
+Fix availability: **never**.
+
+## Options
 
 ## Limits
 
-## Examples
+### C++
+
+### Python
+
+## Tests
+
+All in [`checks/{name}`](../../test/lit/checks/{name}) (C++ `.cpp` and
+Python `.test`; lit `--filter checks/{name}/`).
 """
 
 
@@ -186,7 +208,7 @@ def main() -> int:
     created = {
         root / f"lib/Tidy/{title}Check.h": header(name, title, summary),
         root / f"lib/Tidy/{title}Check.cpp": source(title),
-        root / f"test/lit/checker/{name}.cpp": lit_test(name),
+        root / f"test/lit/checks/{name}/{name}.cpp": lit_test(name),
         root / f"lib/Tidy/{title}Check.md": doc(name, summary),
     }
     for path in created:

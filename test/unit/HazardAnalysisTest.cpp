@@ -288,7 +288,7 @@ TEST(HazardAnalysis, LoopWithBackwardEachIterationIsOk) {
   EXPECT_TRUE(B.run().Hazards.empty());
 }
 
-// Retained graphs (docs/ground-truth.md, test/lit/checker/retained-graphs.cpp).
+// Retained graphs (docs/ground-truth.md, test/lit/checks/ddp-multiple-forward-before-backward/retained-graphs.cpp).
 TEST(HazardAnalysis, RetainedGraphFailsAtTheLaterBackwardThroughIt) {
   for (bool ViaGrad : {false, true}) {
     GraphBuilder B;

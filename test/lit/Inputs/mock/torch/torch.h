@@ -188,7 +188,7 @@ public:
   Tensor weight, bias;
 };
 TORCH_MODULE(Linear);
-// Options as LibTorch's: chained setters (test/lit/checker/saved-buffers.cpp).
+// Options as LibTorch's: chained setters (test/lit/checks/ddp-multiple-forward-before-backward/saved-buffers.cpp).
 struct BatchNorm1dOptions {
   BatchNorm1dOptions(int64_t Features);
   BatchNorm1dOptions &track_running_stats(bool On);
@@ -212,7 +212,7 @@ public:
 };
 TORCH_MODULE(BatchNorm2d);
 // Normalisation layers without buffers saved for backward
-// (test/lit/checker/saved-buffers.cpp).
+// (test/lit/checks/ddp-multiple-forward-before-backward/saved-buffers.cpp).
 class InstanceNorm1dImpl : public Module {
 public:
   explicit InstanceNorm1dImpl(InstanceNorm1dOptions Options);

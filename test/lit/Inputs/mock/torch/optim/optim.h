@@ -1,5 +1,5 @@
 // LibTorch's optimizers as the mock <torch/torch.h> needs them: a base
-// class with a virtual step (test/lit/checker/optimizer-step-*.cpp).
+// class with a virtual step (test/lit/checks/optimizer-step-before-backward/).
 #pragma once
 
 namespace torch {
