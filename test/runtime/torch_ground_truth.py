@@ -3,6 +3,7 @@ torch.nn.parallel.DistributedDataParallel (backend gloo, CPU).
 
     torchrun --standalone --nproc-per-node N \\
         test/runtime/torch_ground_truth.py OUT_DIR [--check] [--record]
+                                           [--clone-at-pack]
 
 The first 13 rows mirror test/runtime/ground_truth_tests.cpp exactly: same row
 names and bodies, same model (TestSupport.h's NetImpl: fc1 = Linear(4, 8),
@@ -63,6 +64,10 @@ script) and exits 1 on a mismatch, naming each mismatching row on stderr; rank
 names their mismatches too, exits 1 if there are any, and prints a markdown
 table of the outcomes per rank and the error messages seen. A version or world
 size the file has not measured is an error, not a pass.
+
+--clone-at-pack: every row runs under saved-tensor hooks that clone each
+saved tensor at pack time, so its backward computes from the values the
+forward saw (the reference of test/runtime/silent_rows.py, issue 30).
 
 --record: rank 0 writes this run's outcomes into ground_truth_expected.json
 under its torch version and world size (every rank must agree on every row;
@@ -385,8 +390,16 @@ def values(t):
     return " ".join(repr(float(v)) for v in t.detach().reshape(-1).tolist())
 
 
-def run_row(rank, name, make, body):
-    """Returns (outcome, message, lines)."""
+def clone_at_pack():
+    """Saved-tensor hooks that keep a copy of each saved tensor as it was at
+    pack time: the backward then computes from the values the forward saw,
+    whatever wrote the tensor since (issue 30's reference)."""
+    return torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t)
+
+
+def run_row(rank, name, make, body, reference=False):
+    """Returns (outcome, message, lines); with reference, the row runs
+    under clone_at_pack()."""
     model = make()
     init_weights(model, 0.01 * rank)
     # Default options unless DDP_OPTIONS says; "n/a" where this version's DDP
@@ -406,7 +419,11 @@ def run_row(rank, name, make, body):
     a = torch.randn(6, 4)
     b = torch.randn(6, 4)
     try:
-        body(ddp, a, b)
+        if reference:
+            with clone_at_pack():
+                body(ddp, a, b)
+        else:
+            body(ddp, a, b)
     except RuntimeError as e:
         lines = str(e).splitlines()
         return "error", (lines[0] if lines else type(e).__name__), []
@@ -430,7 +447,7 @@ def read_outcomes(path):
 
 
 def main():
-    flags = {"--check", "--record"}
+    flags = {"--check", "--record", "--clone-at-pack"}
     argv = sys.argv[1:]
     only = None
     if "--only" in argv and argv.index("--only") + 1 < len(argv):
@@ -440,6 +457,9 @@ def main():
     args = [a for a in argv if a not in flags]
     check = "--check" in argv
     record = "--record" in argv
+    reference = "--clone-at-pack" in argv
+    if reference and (check or record):
+        raise SystemExit("--clone-at-pack measures a reference: no --check or --record")
     rows = ROWS
     if only is not None:
         rows = [r for r in ROWS + ISOLATED_ROWS if r[0] == only]
@@ -455,7 +475,7 @@ def main():
 
     out, outcomes, messages = [], {}, {}
     for name, make, body in rows:
-        outcome, message, lines = run_row(rank, name, make, body)
+        outcome, message, lines = run_row(rank, name, make, body, reference)
         outcomes[name], messages[name] = outcome, message
         out.append(f"row {name} error {message}" if outcome == "error"
                    else f"row {name} {outcome}")
