@@ -14,8 +14,10 @@
 
 #include "PythonFrontend.h"
 #include "Syntax.h"
-#include "TorchTables.h"
 #include "Model/HazardAnalysis.h"
+#include "Torch/InPlace.h"
+#include "Torch/Modules.h"
+#include "Torch/Ops.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <map>
@@ -27,6 +29,7 @@ namespace python {
 namespace detail {
 
 using namespace model;
+using namespace torch;
 using llvm::StringRef;
 
 /// A DDP object a name is bound to: its settings and where it was made.
