@@ -1,6 +1,7 @@
 //===- FuseFix.cpp - Consecutive forwards into one fused forward ----------===//
 
 #include "Fixes.h"
+#include "Torch/InPlace.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Lex/Lexer.h"
@@ -427,7 +428,7 @@ private:
           assigns(Object);
         else
           modifiesInPlace(Object, Name);
-      } else if ((isInPlace(Name) || StringRef(Name).contains("_out")) &&
+      } else if ((torch::isInPlaceOp(Name) || StringRef(Name).contains("_out")) &&
                  Object) {
         modifiesInPlace(Object, Name);
       }

@@ -65,7 +65,7 @@ bool makesNewTensor(const DeclRefExpr *Use, ASTContext &Context) {
   if (!Call)
     return false;
   if (std::optional<TorchOpCall> Op = matchTorchOp(Call))
-    return Op->Op && Op->Op->OpResult != SavedOp::Result::View;
+    return Op->Op && Op->Op->Result != SavedOpResult::View;
   const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Call->getDirectCallee());
   if (!Method || !Method->getIdentifier())
     return Method && Method->getOverloadedOperator() == OO_Call &&
@@ -125,7 +125,7 @@ FixOutcome makeOutOfPlaceFix(const WriteFinding &F, ASTContext &Context) {
     if (const auto *Call = dyn_cast<CallExpr>(Made))
       Op = matchTorchOp(Call);
     if (isa<DeclRefExpr, MemberExpr>(Made) ||
-        (Op && Op->Op && Op->Op->OpResult == SavedOp::Result::View))
+        (Op && Op->Op && Op->Op->Result == SavedOpResult::View))
       return withheldFix(
           "'" + Name +
           "' shares its storage with the tensor it "

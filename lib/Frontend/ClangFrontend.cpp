@@ -3,6 +3,7 @@
 #include "ClangFrontend.h"
 #include "SavedBuffers.h"
 #include "SavedOperands.h"
+#include "Torch/InPlace.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Analysis/CFG.h"
@@ -57,8 +58,7 @@ bool isInPlaceMutator(StringRef Name) {
   return llvm::StringSwitch<bool>(Name)
       .Cases("push_back", "emplace_back", "push_front", "emplace_front", true)
       .Cases("insert", "emplace", "append", "assign", "extend", true)
-      .Default(Name.size() > 1 && Name.ends_with("_") && Name != "detach_" &&
-               Name != "requires_grad_" && Name != "zero_grad_");
+      .Default(torch::isInPlaceOp(Name));
 }
 
 /// Calls whose result carries no autograd history of their object.
@@ -723,7 +723,7 @@ std::optional<ValueId> Translator::storageSource(const Expr *E) {
   // Views and in-place operations hand back their first operand's storage.
   if (const auto *Call = dyn_cast<CallExpr>(E))
     if (std::optional<TorchOpCall> Op = matchTorchOp(Call))
-      if (Op->Op && Op->Op->OpResult == SavedOp::Result::View &&
+      if (Op->Op && Op->Op->Result == SavedOpResult::View &&
           !Op->Operands.empty())
         return storageSource(Op->Operands[0]);
   return std::nullopt;
@@ -747,7 +747,7 @@ std::optional<TorchOpCall> Translator::savingOp(const Stmt *S) {
   if (!Call)
     return std::nullopt;
   std::optional<TorchOpCall> Op = matchTorchOp(Call);
-  if (!Op || !Op->Op || Op->Op->OpResult != SavedOp::Result::New ||
+  if (!Op || !Op->Op || Op->Op->Result != SavedOpResult::New ||
       Op->Op->Saves.empty())
     return std::nullopt;
   return Op;
@@ -760,7 +760,7 @@ bool Translator::handleSavingOp(const CallExpr *Call, unsigned Block) {
   ValueId Output = exprValue(Call);
   Event E = Event::op(addSite({Call}), gradEnabledAt(Call), Output,
                       leaves(Op->Operands), newStorage());
-  for (const SaveRule &Rule : saveRules(*Op->Op)) {
+  for (const SaveRule &Rule : saveRules(Op->Op->Saves)) {
     Save S;
     for (unsigned Trigger : Rule.Triggers)
       if (Trigger < Op->Operands.size())

@@ -2,6 +2,7 @@
 
 #include "ModuleCalls.h"
 #include "SavedBuffers.h"
+#include "Torch/InPlace.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -236,13 +237,6 @@ const ValueDecl *ModuleCalls::parameterOwner(const Expr *Tensor,
   return nullptr;
 }
 
-/// Tensor methods that write their object in place: PyTorch's trailing
-/// underscore, less those that change only autograd's view of it.
-static bool isInPlaceTensorMethod(StringRef Name) {
-  return Name.size() > 1 && Name.ends_with("_") && Name != "requires_grad_" &&
-         Name != "detach_";
-}
-
 std::optional<TensorWrite> matchTensorWrite(const Stmt *S) {
   const auto *Call = dyn_cast<CallExpr>(S);
   if (!Call)
@@ -252,7 +246,7 @@ std::optional<TensorWrite> matchTensorWrite(const Stmt *S) {
   if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Call)) {
     const CXXMethodDecl *Method = Member->getMethodDecl();
     StringRef Name = nameOf(Method);
-    if (!isInPlaceTensorMethod(Name) || !isTensorRecord(Method->getParent()))
+    if (!torch::isInPlaceOp(Name) || !isTensorRecord(Method->getParent()))
       return std::nullopt;
     Write.Tensor = Member->getImplicitObjectArgument();
     Write.Operation = Name.str();
@@ -275,7 +269,7 @@ std::optional<TensorWrite> matchTensorWrite(const Stmt *S) {
     // clip_grad_norm_ and its kin write gradients.
     const FunctionDecl *Callee = Call->getDirectCallee();
     if (!Callee || !Callee->getIdentifier() || Call->getNumArgs() == 0 ||
-        !isInPlaceTensorMethod(Callee->getName()))
+        !torch::isInPlaceOp(Callee->getName()))
       return std::nullopt;
     std::string Qualified = Callee->getQualifiedNameAsString();
     StringRef Namespace = StringRef(Qualified).rsplit("::").first;

@@ -2,6 +2,7 @@
 
 #include "SavedBuffers.h"
 #include "SavedOperands.h"
+#include "Torch/InPlace.h"
 #include "DDPObjects.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
@@ -19,8 +20,8 @@ using Verdict = SavedBuffersVerdict;
 
 namespace {
 
-using Form = SavedOp::Form;
-using Result = SavedOp::Result;
+using Form = SavedOpForm;
+using Result = SavedOpResult;
 
 /// The abstract value of an expression: may it require grad, and which
 /// buffers does it share a version counter with.
@@ -48,13 +49,6 @@ Value gradValue() {
 }
 
 } // namespace
-
-bool isInPlace(StringRef Name) {
-  return Name.ends_with("_") ||
-         (Name.starts_with("operator") && Name.size() > 9 &&
-          Name.ends_with("=") && Name != "operator==" && Name != "operator!=" &&
-          Name != "operator<=" && Name != "operator>=");
-}
 
 bool isTensor(QualType Type) {
   const CXXRecordDecl *Record = Type.getNonReferenceType()->getAsCXXRecordDecl();
@@ -400,11 +394,11 @@ Value ForwardWalker::torchOp(const Expr *Call, StringRef Name, Form Called,
             "'" + Name + "', which is not in the table of saved operands");
     return joinAll(Values);
   }
-  if (isInPlace(Name) && !Values.empty() && !Values[0].Buffers.empty())
+  if (torch::isInPlaceOp(Name) && !Values.empty() && !Values[0].Buffers.empty())
     unknown(Loc, "buffer '" + Values[0].Buffers.front()->getName() +
                      "' is modified in place by '" + Name + "'");
   // The result is a new tensor, never a buffer: only operands matter.
-  for (const SaveRule &Rule : saveRules(*Op)) {
+  for (const SaveRule &Rule : saveRules(Op->Saves)) {
     if (!Rule.Operand || *Rule.Operand >= Values.size() ||
         Values[*Rule.Operand].Buffers.empty())
       continue;
@@ -420,12 +414,12 @@ Value ForwardWalker::torchOp(const Expr *Call, StringRef Name, Form Called,
     }
   }
   Value Result;
-  switch (Op->OpResult) {
+  switch (Op->Result) {
   case Result::View:
     Result = Values.empty() ? Value() : Values[0];
     Result.Grad = joinAll(Values).Grad;
     // An in-place operation changes its first operand.
-    if (isInPlace(Name) && !Operands.empty())
+    if (torch::isInPlaceOp(Name) && !Operands.empty())
       bind(Operands[0], Result, F);
     break;
   case Result::New:

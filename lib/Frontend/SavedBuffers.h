@@ -46,9 +46,6 @@ bool isTorchDecl(const clang::Decl *D);
 /// A torch::nn module or module holder, or a user class derived from one.
 bool isModuleRecord(const clang::CXXRecordDecl *Record);
 
-/// An operation named so modifies its first operand: `add_`, `operator+=`.
-bool isInPlace(llvm::StringRef Name);
-
 /// at::Tensor or at::TensorBase, or a reference to one.
 bool isTensor(clang::QualType Type);
 

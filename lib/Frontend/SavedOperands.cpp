@@ -11,28 +11,7 @@ using llvm::StringRef;
 namespace ddpguard {
 namespace clangfe {
 
-namespace {
-using Form = SavedOp::Form;
-using Result = SavedOp::Result;
-
-const SavedOp SavedOps[] = {
-#define SAVED_OP(Name, F, R, Saves) {Name, Form::F, Result::R, Saves},
-#include "SavedOperands.def"
-};
-} // namespace
-
-const SavedOp *findSavedOp(StringRef Name, Form Called) {
-  const SavedOp *AnyForm = nullptr;
-  for (const SavedOp &Op : SavedOps) {
-    if (Op.Name != Name)
-      continue;
-    if (Op.OpForm == Called)
-      return &Op;
-    if (Op.OpForm == Form::Any && !AnyForm)
-      AnyForm = &Op;
-  }
-  return AnyForm;
-}
+using Form = SavedOpForm;
 
 std::string operatorName(const FunctionDecl *Callee) {
   if (OverloadedOperatorKind OO = Callee->getOverloadedOperator())
@@ -68,21 +47,6 @@ std::optional<TorchOpCall> matchTorchOp(const CallExpr *Call) {
   Match.Operands.append(Call->arg_begin(), Call->arg_end());
   Match.Op = findSavedOp(Match.Name, Match.Called);
   return Match;
-}
-
-llvm::SmallVector<SaveRule, 2> saveRules(const SavedOp &Op) {
-  llvm::SmallVector<StringRef, 4> Texts;
-  Op.Saves.split(Texts, ' ', -1, /*KeepEmpty=*/false);
-  llvm::SmallVector<SaveRule, 2> Rules;
-  for (StringRef Text : Texts) {
-    SaveRule Rule;
-    if (Text[0] != 'r')
-      Rule.Operand = Text[0] - '0';
-    for (char Trigger : Text.drop_front(2))
-      Rule.Triggers.push_back(Trigger - '0');
-    Rules.push_back(std::move(Rule));
-  }
-  return Rules;
 }
 
 } // namespace clangfe

@@ -1,37 +1,30 @@
 //===- SavedOperands.h - LibTorch operations and what they save ----------===//
 //
-// The table of SavedOperands.def, shared by the saved-buffer analysis (does
-// a module's forward save a buffer?) and the translation of in-place writes
-// on values (which tensors does an operation save for backward?).
+// Calls of LibTorch operations matched to Torch/Ops.h's table, for the
+// saved-buffer analysis (does a module's forward save a buffer?) and the
+// translation of in-place writes on values (which tensors does an operation
+// save for backward?).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DDPGUARD_FRONTEND_SAVEDOPERANDS_H
 #define DDPGUARD_FRONTEND_SAVEDOPERANDS_H
 
+#include "Torch/Ops.h"
 #include "clang/AST/Expr.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringRef.h"
 #include <optional>
 #include <string>
 
 namespace ddpguard {
 namespace clangfe {
 
-struct SavedOp {
-  enum class Form { Any, Method, Function, Functional };
-  enum class Result { View, New, Constant };
-  llvm::StringRef Name;
-  Form OpForm;
-  Result OpResult;
-  /// SavedOperands.def's rules: "i:jk" saves operand i, "r:jk" the result,
-  /// if operand j or k requires grad.
-  llvm::StringRef Saves;
-};
-
-/// The entry for an operation called in this form; Any stands for the
-/// method, the function and the functional form.
-const SavedOp *findSavedOp(llvm::StringRef Name, SavedOp::Form Called);
+using torch::findSavedOp;
+using torch::SavedOp;
+using torch::SavedOpForm;
+using torch::SavedOpResult;
+using torch::SaveRule;
+using torch::saveRules;
 
 /// `operator*` for an overloaded operator, else the callee's name.
 std::string operatorName(const clang::FunctionDecl *Callee);
@@ -44,20 +37,12 @@ bool isFunctional(const clang::Decl *D);
 struct TorchOpCall {
   const clang::CallExpr *Call = nullptr;
   std::string Name;
-  SavedOp::Form Called = SavedOp::Form::Function;
+  SavedOpForm Called = SavedOpForm::Function;
   llvm::SmallVector<const clang::Expr *, 4> Operands;
   /// Null for an operation the table does not list.
   const SavedOp *Op = nullptr;
 };
 std::optional<TorchOpCall> matchTorchOp(const clang::CallExpr *Call);
-
-/// One rule of SavedOp::Saves: what is saved (an operand, or the result) if
-/// one of Triggers requires grad.
-struct SaveRule {
-  std::optional<unsigned> Operand;
-  llvm::SmallVector<unsigned, 3> Triggers;
-};
-llvm::SmallVector<SaveRule, 2> saveRules(const SavedOp &Op);
 
 } // namespace clangfe
 } // namespace ddpguard

@@ -135,7 +135,7 @@ bool Lowering::usedWithoutHandle(TSNode Id) {
       return false;
     TSNode Callee = field(Call, "function");
     return type(Callee) == "attribute" &&
-           isInPlaceMethod(F.text(field(Callee, "attribute")));
+           isInPlaceOp(F.text(field(Callee, "attribute")));
   };
   if (Kind == "binary_operator" || Kind == "comparison_operator" ||
       Kind == "unary_operator" || Kind == "boolean_operator" ||
@@ -169,7 +169,7 @@ bool Lowering::usedWithoutHandle(TSNode Id) {
     std::string Name = F.qualifiedName(Callee);
     if (InPlaceStatement(Call) ||
         (StringRef(Name).starts_with("torch.") &&
-         isInPlaceMethod(StringRef(Name).rsplit('.').second) &&
+         isInPlaceOp(StringRef(Name).rsplit('.').second) &&
          type(ts_node_parent(Call)) == "expression_statement"))
       return true;
     StringRef Function = Name;

@@ -14,8 +14,10 @@
 
 #include "PythonFrontend.h"
 #include "Syntax.h"
-#include "TorchTables.h"
 #include "Model/HazardAnalysis.h"
+#include "Torch/InPlace.h"
+#include "Torch/Modules.h"
+#include "Torch/Ops.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -28,6 +30,7 @@ namespace python {
 namespace detail {
 
 using namespace model;
+using namespace torch;
 using llvm::StringRef;
 
 /// A DDP object a name is bound to: its settings and where it was made.
@@ -54,9 +57,6 @@ struct Binding {
 
 
 class Frontend;
-
-/// torch.nn layers that save their input for backward ("torch.nn.Conv2d").
-bool savesItsInputLayer(StringRef Class);
 
 /// A function, method, lambda or the module's own code.
 struct Scope {

@@ -80,7 +80,7 @@ Frontend::InputUse Frontend::constructionInputUse(TSNode Call, const Scope &S,
     Frontend &In = *V.In->Owner;
     std::string Class = In.constructedClass(V.Node, *V.In);
     if (StringRef(Class).starts_with("torch.nn.")) {
-      if (savesItsInputLayer(Class))
+      if (savesInput(Class))
         return InputUse::Saves;
       if (In.inPlaceKeyword(V.Node))
         return InputUse::Writes;
@@ -143,7 +143,7 @@ Frontend::InputUse Frontend::forwardInputUse(const Scope &Forward,
       TSNode Callee = field(E, "function");
       TSNode Argument = namedChild(field(E, "arguments"), 0);
       if (type(Callee) == "attribute" && text(field(Callee, "object")) == Input &&
-          isInPlaceMethod(text(field(Callee, "attribute"))))
+          isInPlaceOp(text(field(Callee, "attribute"))))
         Use = InputUse::Writes;
       else if (type(Argument) == "identifier" && text(Argument) == Input) {
         if (StringRef(qualifiedName(Callee)).starts_with("torch."))

@@ -801,7 +801,7 @@ Lowering::Values Lowering::call(TSNode N) {
     SavedOpForm BaseForm = SavedOpForm::Function;
     bool Imported = F.Imports.count(Name.substr(0, Name.find('.')));
     if (type(Callee) == "attribute" && !Imported &&
-        isInPlaceMethod(F.text(field(Callee, "attribute"))) &&
+        isInPlaceOp(F.text(field(Callee, "attribute"))) &&
         !F.isDDPValue(field(Callee, "object"), S, nullptr)) {
       Written = field(Callee, "object");
       bool ThroughData = type(Written) == "attribute" &&
@@ -815,7 +815,7 @@ Lowering::Values Lowering::call(TSNode N) {
       Base = F.text(field(Callee, "attribute")).drop_back();
       BaseForm = SavedOpForm::Method;
     } else if (StringRef(Name).starts_with("torch.") &&
-               (isInPlaceMethod(StringRef(Name).rsplit('.').second) ||
+               (isInPlaceOp(StringRef(Name).rsplit('.').second) ||
                 (StringRef(Name).starts_with("torch.nn.functional.") &&
                  KeywordIsTrue("inplace")))) {
       Written = Argument("input", 0);

@@ -364,22 +364,10 @@ std::string Frontend::constructedClass(TSNode Call, const Scope &S) const {
   return Class.empty() ? Name : Class;
 }
 
-bool savesItsInputLayer(StringRef Class) {
-  // Measured on torch 2.11.0: these layers save their input for the
-  // weight's gradient (the norms for the input's too); activations,
-  // dropout and pooling layers are not among them.
-  static const char *const Saving[] = {
-      "Linear",      "Bilinear",    "Conv1d",         "Conv2d",
-      "Conv3d",      "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-      "LayerNorm",   "GroupNorm",   "BatchNorm1d",    "BatchNorm2d",
-      "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"};
-  return Class.consume_front("torch.nn.") && llvm::is_contained(Saving, Class);
-}
-
 bool Frontend::savesItsInput(TSNode N, const Scope &S) const {
   for (const Value &V : valuesOf(N, S))
     if (type(V.Node) == "call" &&
-        savesItsInputLayer(V.In->Owner->constructedClass(V.Node, *V.In)))
+        savesInput(V.In->Owner->constructedClass(V.Node, *V.In)))
       return true;
   return false;
 }

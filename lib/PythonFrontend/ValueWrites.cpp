@@ -57,7 +57,7 @@ bool Lowering::writesInPlace() {
       StringRef Name = type(Callee) == "attribute"
                            ? F.text(field(Callee, "attribute"))
                            : F.text(Callee);
-      Found = isInPlaceMethod(Name) ||
+      Found = isInPlaceOp(Name) ||
               F.text(field(N, "arguments")).contains("inplace") ||
               (InPlaceModules && !inPlaceModule(Callee).empty()) ||
               (InputWriters && (type(Callee) == "attribute" ||
@@ -96,7 +96,7 @@ std::vector<Lowering::CarriedState> Lowering::carriedState() {
       TSNode Callee = field(N, "function");
       if (type(Callee) == "attribute" &&
           type(field(Callee, "object")) == "identifier" &&
-          isInPlaceMethod(F.text(field(Callee, "attribute"))))
+          isInPlaceOp(F.text(field(Callee, "attribute"))))
         Written.insert(F.text(field(Callee, "object")));
     } else if (Kind == "assignment") {
       Assignments.push_back(N);
@@ -159,7 +159,7 @@ TSNode Lowering::sharedFrom(TSNode N) {
     // torch.transpose(x, 0, 1), torch.relu_(x), F.relu(x, inplace=True).
     StringRef Function = StringRef(Name).rsplit('.').second;
     const SavedOp *Op = findSavedOp(Function, SavedOpForm::Function);
-    bool InPlace = isInPlaceMethod(Function);
+    bool InPlace = isInPlaceOp(Function);
     forEachNamedChild(Arguments, [&](TSNode A) {
       if (type(A) == "keyword_argument" && F.text(field(A, "name")) == "inplace")
         InPlace |= type(field(A, "value")) == "true";
@@ -171,7 +171,7 @@ TSNode Lowering::sharedFrom(TSNode N) {
   if (type(Callee) == "attribute" &&
       !F.Imports.count(Name.substr(0, Name.find('.')))) {
     StringRef Method = F.text(field(Callee, "attribute"));
-    if (isViewMethod(Method) || isInPlaceMethod(Method))
+    if (isViewMethod(Method) || isInPlaceOp(Method))
       return field(Callee, "object");
   }
   // einops.rearrange(x, ...) returns a view of x where the pattern allows.

@@ -1,4 +1,4 @@
-"""Confirms lib/Frontend/SavedOperands.def against PyTorch's own DDP.
+"""Confirms lib/Torch/SavedOperands.def against PyTorch's own DDP.
 
     torchrun --standalone --nproc-per-node 2 confirm_table.py SavedOperands.def
 
