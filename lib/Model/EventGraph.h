@@ -118,6 +118,10 @@ struct Event {
   /// require_forward_param_sync cleared after the forward, as a forward
   /// with grad mode off does, so the next forward does not broadcast.
   bool NoSync = false;
+  /// Forward: on the wrapped module itself (model.module(x)), past the
+  /// wrapper: it saves the object's buffers as any grad-mode forward does,
+  /// but broadcasts nothing and leaves the wrapper's sync state as it was.
+  bool Bypass = false;
   ValueId Target = 0;
   llvm::SmallVector<ValueId, 4> Sources;
   /// For forwards and writes: the origin that stands for this event.

@@ -754,7 +754,7 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
       // unless the previous forward on the object ran with grad mode off on
       // every way here: that one cleared require_forward_param_sync, so this
       // forward does not broadcast (it sets the flag again if it has grad).
-      bool Syncs = S.MaySync.test(E.Object);
+      bool Syncs = S.MaySync.test(E.Object) && !E.Bypass;
       // Once per backward: only the first grad-mode forward after a
       // backward broadcasts (DDPCore::pre_forward), over what was live
       // when that backward re-armed it.
@@ -766,14 +766,17 @@ void HazardAnalyzer::transfer(unsigned B, State &S, AnalysisResult *Result,
         if (Object.OncePerBackward)
           Clobbered &= S.LiveWhenArmed;
       }
-      if (E.GradEnabled) {
+      if (E.GradEnabled && !E.Bypass) {
         S.MayFollowBackward.reset(E.Object);
         S.LiveWhenArmed.intersectWithComplement(ObjectForwards[E.Object]);
       }
-      if (E.GradEnabled && !E.NoSync)
-        S.MaySync.set(E.Object);
-      else
-        S.MaySync.reset(E.Object);
+      // A bypass did not run the wrapper's forward: its flag stays.
+      if (!E.Bypass) {
+        if (E.GradEnabled && !E.NoSync)
+          S.MaySync.set(E.Object);
+        else
+          S.MaySync.reset(E.Object);
+      }
       recordWrite(I, E.Origin, std::move(Clobbered), Result, Visit);
       // Under no_grad the output carries no history at all, and nothing is
       // saved. The conditions read the inputs before the output replaces

@@ -210,7 +210,13 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
     Found.BroadcastFix = Bound.BroadcastFix;
     Found.BroadcastWithheld = Bound.BroadcastWithheld;
     Found.SameForwardInALoop = First->second == C.Writer;
-    if (Found.SameForwardInALoop)
+    Found.FirstBypasses = L.Graph.forwardOf(First->second).Bypass;
+    if (Found.FirstBypasses)
+      Found.NoSyncWithheld = "the earlier forward runs on '" + Found.Object +
+                             ".module', past DDP: no_sync() around it "
+                             "changes nothing, and the later forward still "
+                             "broadcasts";
+    else if (Found.SameForwardInALoop)
       Found.NoSyncWithheld = "the two forwards are one call in two "
                              "iterations of a loop";
     else

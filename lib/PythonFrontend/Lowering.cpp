@@ -35,11 +35,12 @@ ObjectId Lowering::objectFor(StringRef Key, const Binding &Bound) {
 
 ValueId Lowering::forward(unsigned B, TSNode N, StringRef Key,
                           const Binding &Bound, const Values &Inputs,
-                          const Frontend::ModuleInfo *Module) {
+                          const Frontend::ModuleInfo *Module, bool Bypass) {
   ValueId Output = Graph.addValue();
   ObjectId Object = objectFor(Key, Bound);
   Event Forward =
       Event::forward(site(N), Object, GradEnabled, Output, Inputs);
+  Forward.Bypass = Bypass;
   // The model's condition follows histories of forwards only; an input
   // that any other call made may require grad too, so the buffers count as
   // saved unless every argument is one that surely does not.
@@ -561,20 +562,33 @@ Lowering::Values Lowering::call(TSNode N) {
     return isTrue(Value);
   };
 
-  // A forward on a DDP object: model(x), model.forward(x), self.model(x).
+  // A forward on a DDP object: model(x), model.forward(x), self.model(x);
+  // or past it, on the module it wraps: model.module(x), which saves the
+  // buffers without a broadcast (issue 28, item 7).
   TSNode Object = Callee;
   if (type(Callee) == "attribute" &&
       F.text(field(Callee, "attribute")) == "forward")
     Object = field(Callee, "object");
+  bool Bypass = false;
+  if (type(Object) == "attribute" &&
+      F.text(field(Object, "attribute")) == "module") {
+    Object = field(Object, "object");
+    Bypass = true;
+  }
   Binding Info;
   std::string Key = F.bindingKey(Object, S);
+  if (Bypass && (Key.empty() || !F.isDDPValue(Object, S, &Info))) {
+    Object = Callee;
+    Bypass = false;
+    Key = F.bindingKey(Object, S);
+  }
   if (!Key.empty() && F.isDDPValue(Object, S, &Info)) {
     Values Inputs = children(Arguments);
     std::optional<Frontend::ModuleInfo> Module;
     if (TracksSteps)
       Module = moduleNamed(Object, Key);
-    ValueId Output =
-        forward(Current, N, Key, Info, Inputs, Module ? &*Module : nullptr);
+    ValueId Output = forward(Current, N, Key, Info, Inputs,
+                             Module ? &*Module : nullptr, Bypass);
     if (TracksValues)
       OpResults[N.id] = Output;
     return {Output};

@@ -103,7 +103,8 @@ private:
   /// With Module, the forward saves its parameters too.
   ValueId forward(unsigned B, TSNode N, StringRef Key, const Binding &Bound,
                   const Values &Inputs,
-                  const Frontend::ModuleInfo *Module = nullptr);
+                  const Frontend::ModuleInfo *Module = nullptr,
+                  bool Bypass = false);
   SiteId site(TSNode N) {
     Sites.push_back(positionOf(N));
     SitePlaces.push_back(Here);

@@ -76,6 +76,9 @@ struct Finding {
   std::string BroadcastWithheld;
   /// The two forwards are one call in two iterations of a loop.
   bool SameForwardInALoop = false;
+  /// The earlier forward ran on the wrapped module (model.module(x)): it
+  /// saved the buffers without a broadcast.
+  bool FirstBypasses = false;
   /// The sync-preserving fix (--fix-mode=once-per-backward): the first
   /// forward's statement run inside `with <Object>.no_sync():`, so that the
   /// later forwards do not broadcast and each step still starts from rank

@@ -265,6 +265,11 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
         Note("the same forward ran in an earlier iteration of a loop; its "
              "saved buffers are overwritten",
              F.Second, File, NoteKind::Place, NoteRole::EarlierForward);
+      else if (F.FirstBypasses)
+        Note("earlier forward on '" + F.Object + ".module' is here, past "
+                 "DDP: it saved the buffers without a broadcast, and they "
+                 "are overwritten",
+             F.First, File, NoteKind::Place, NoteRole::EarlierForward);
       else
         Note("earlier forward on '" + F.Object +
                  "' is here; its saved buffers are overwritten",
