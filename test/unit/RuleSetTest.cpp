@@ -145,6 +145,46 @@ TEST(RuleSet, RenamedNeedsAnOptionBuilder) {
       << Message;
 }
 
+TEST(RuleSet, BuiltinPreparesWithAccelerate) {
+  RuleSet Rules = RuleSet::builtin();
+  const PreparerRule *Rule =
+      Rules.findPreparer("accelerate.Accelerator", "prepare");
+  ASSERT_NE(Rule, nullptr);
+  EXPECT_EQ(Rule->WrapsIn, "torch.nn.parallel.DistributedDataParallel");
+  EXPECT_EQ(Rule->OptionsKeyword, "kwargs_handlers");
+  EXPECT_EQ(Rules.findPreparer("accelerate.Accelerator", "backward"), nullptr);
+}
+
+TEST(RuleSet, PreparerMustWrapInAKnownWrapper) {
+  RuleSet Rules;
+  llvm::Error Err = Rules.addText("wrappers: []\n"
+                                  "preparers:\n"
+                                  "  - classes: [lib.Trainer]\n"
+                                  "    method: setup\n"
+                                  "    wraps-in: lib.Unknown\n",
+                                  "p.yaml");
+  ASSERT_TRUE(bool(Err));
+  std::string Message = llvm::toString(std::move(Err));
+  EXPECT_NE(Message.find("no wrapper rule names"), std::string::npos) << Message;
+}
+
+TEST(RuleSet, PreparerOptionsNeedTheirKeyword) {
+  RuleSet Rules = RuleSet::builtin();
+  llvm::Error Err = Rules.addText(
+      "wrappers: []\n"
+      "preparers:\n"
+      "  - classes: [lib.Trainer]\n"
+      "    method: setup\n"
+      "    wraps-in: torch.nn.parallel.DistributedDataParallel\n"
+      "    options: [lib.Options]\n",
+      "p.yaml");
+  ASSERT_TRUE(bool(Err));
+  std::string Message = llvm::toString(std::move(Err));
+  EXPECT_NE(Message.find("'options' and 'options-keyword' go together"),
+            std::string::npos)
+      << Message;
+}
+
 TEST(RuleSet, TorchVersionParsesAndOrders) {
   EXPECT_EQ(TorchVersion::parse("2.12.1"), (TorchVersion{2, 12, 1}));
   EXPECT_EQ(TorchVersion::parse(" 2.13 "), (TorchVersion{2, 13, 0}));
