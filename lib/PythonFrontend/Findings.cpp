@@ -10,6 +10,16 @@ namespace detail {
 using namespace model;
 using llvm::StringRef;
 
+/// A saving operation as a message names it: one that spans lines or runs
+/// long by its function (`torch.einsum(...)`), else Uncalled.
+static std::string saverName(StringRef Saver, const std::string &Uncalled) {
+  if (!Saver.contains('\n') && Saver.size() <= 60)
+    return Saver.str();
+  if (!Saver.contains('('))
+    return Uncalled;
+  return (Saver.take_until([](char C) { return C == '('; }) + "(...)").str();
+}
+
 void Lowering::reportValueWrite(const AnalysisResult &R, const Clobber &C,
                                 const ValueWrite &Write, CheckResult &Result) {
   Lowering &L = *this;
@@ -34,16 +44,8 @@ void Lowering::reportValueWrite(const AnalysisResult &R, const Clobber &C,
   ValueWriteFinding Found;
   Found.Operation = Write.Operation;
   Found.Tensor = F.text(Write.Tensor).str();
-  // A saver that spans lines or runs long is named by its function.
-  StringRef Saver = F.text(L.SavingOps.at(First->second));
-  if (Saver.contains('\n') || Saver.size() > 60)
-    Found.Saver = Saver.contains('(')
-                      ? (Saver.take_until([](char C) { return C == '('; }) +
-                         "(...)")
-                            .str()
-                      : "an operation";
-  else
-    Found.Saver = Saver.str();
+  Found.Saver = saverName(F.text(L.SavingOps.at(First->second)),
+                          "an operation");
   Found.Write = L.Sites[L.Graph.eventOf(C.Writer).Site];
   Found.Saved = First->first;
   Found.Backward = L.Sites[*Backward];
@@ -85,11 +87,7 @@ void Lowering::reportSilentWrite(const AnalysisResult &R, const Clobber &C,
   Found.Module = Write.Module;
   if (auto Op = SavingOps.find(First->second); Op != SavingOps.end()) {
     StringRef Saver = F.text(Op->second);
-    Found.Saver = Saver.contains('\n') || Saver.size() > 60
-                      ? (Saver.take_until([](char C) { return C == '('; }) +
-                         "(...)")
-                            .str()
-                      : Saver.str();
+    Found.Saver = saverName(Saver, (Saver + "(...)").str());
   }
   Found.Write = Sites[Graph.eventOf(C.Writer).Site];
   Found.Saved = First->first;

@@ -577,12 +577,14 @@ Lowering::Values Lowering::call(TSNode N) {
   }
   Binding Info;
   std::string Key = F.bindingKey(Object, S);
-  if (Bypass && (Key.empty() || !F.isDDPValue(Object, S, &Info))) {
+  bool OnDDP = !Key.empty() && F.isDDPValue(Object, S, &Info);
+  if (Bypass && !OnDDP) {
     Object = Callee;
     Bypass = false;
     Key = F.bindingKey(Object, S);
+    OnDDP = !Key.empty() && F.isDDPValue(Object, S, &Info);
   }
-  if (!Key.empty() && F.isDDPValue(Object, S, &Info)) {
+  if (OnDDP) {
     Values Inputs = children(Arguments);
     std::optional<Frontend::ModuleInfo> Module;
     if (TracksSteps)
