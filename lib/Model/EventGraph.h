@@ -122,6 +122,11 @@ struct Event {
   /// wrapper: it saves the object's buffers as any grad-mode forward does,
   /// but broadcasts nothing and leaves the wrapper's sync state as it was.
   bool Bypass = false;
+  /// Forward, Op: what it saves is packed by saved-tensor hooks (activation
+  /// checkpointing recomputes it in the backward). Autograd checks no
+  /// version counter at unpack, so a write to it, silent or not, makes the
+  /// backward read the written values without an error.
+  bool SavesUnderHooks = false;
   ValueId Target = 0;
   llvm::SmallVector<ValueId, 4> Sources;
   /// For forwards and writes: the origin that stands for this event.

@@ -975,11 +975,22 @@ void HazardAnalyzer::anticipate(AnalysisResult &Result) {
     Accumulated[B] = std::move(A);
   }
 
-  for (auto &[Second, Made] : Firsts)
-    Result.Clobbers.push_back(
-        {Second, std::move(Made),
-         G.isWriteOrigin(Second) && G.eventOf(Second).Silent});
-  llvm::sort(Result.Clobbers, [](const Clobber &L, const Clobber &R) {
+  for (auto &[Second, Made] : Firsts) {
+    bool SilentWriter = G.isWriteOrigin(Second) && G.eventOf(Second).Silent;
+    Origins Hooked;
+    if (!SilentWriter)
+      for (OriginId Saver : Made)
+        if ((G.isForwardOrigin(Saver) || G.isOpOrigin(Saver)) &&
+            G.eventOf(Saver).SavesUnderHooks)
+          Hooked.set(Saver);
+    if (!Hooked.empty()) {
+      Made.intersectWithComplement(Hooked);
+      Result.Clobbers.push_back({Second, std::move(Hooked), true});
+    }
+    if (!Made.empty())
+      Result.Clobbers.push_back({Second, std::move(Made), SilentWriter});
+  }
+  llvm::stable_sort(Result.Clobbers, [](const Clobber &L, const Clobber &R) {
     return L.Writer < R.Writer;
   });
 }

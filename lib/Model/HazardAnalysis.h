@@ -78,7 +78,9 @@ struct BackwardUse {
 /// A write while graphs of forwards that saved what it writes are live, and
 /// a later backward traverses them: every (saver, Writer) pair fails.
 /// A silent writer (Event::Silent) clobbers the same savers; the backward
-/// then raises nothing and computes from the written values.
+/// then raises nothing and computes from the written values. So does any
+/// writer of savers that save under hooks (Event::SavesUnderHooks): a
+/// writer's clobber is split in two, the loud savers and the silent ones.
 struct Clobber {
   OriginId Writer;
   llvm::SparseBitVector<> Savers;

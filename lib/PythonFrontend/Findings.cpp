@@ -95,7 +95,8 @@ void Lowering::reportSilentWrite(const AnalysisResult &R, const Clobber &C,
   Found.ThroughResult = ResultBackwards.count(*Backward);
   std::string Line = std::to_string(Found.Backward.Line);
   Found.FixWithheld =
-      Write.WrittenBy == SilentWriteFinding::Way::FusedStep
+      Write.WrittenBy == SilentWriteFinding::Way::FusedStep ||
+              Write.WrittenBy == SilentWriteFinding::Way::CheckpointedStep
           ? "moving the step after the backward at line " + Line +
                 " would make it use that backward's gradients too, and "
                 "recomputing the forward after the step would change what "
@@ -177,7 +178,8 @@ void Frontend::analyse(Scope &S, CheckResult &Result) {
       Result.Steps.push_back(Found);
       continue;
     }
-    if (!L.Graph.isForwardOrigin(C.Writer))
+    // A broadcast over what a checkpointed forward saved: not followed.
+    if (!L.Graph.isForwardOrigin(C.Writer) || C.Silent)
       continue;
     const Event &Second = L.Graph.forwardOf(C.Writer);
     // The earliest saver in the file, with its first failing backward.

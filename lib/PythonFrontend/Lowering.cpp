@@ -99,6 +99,48 @@ void Lowering::saveParameters(Event &Forward,
   Forward.Saves.push_back(std::move(Saved));
 }
 
+std::string Lowering::plainModuleKey(TSNode Object) {
+  std::string Key = F.bindingKey(Object, S);
+  // An instance's attribute (model.generator) may be a plain module too.
+  if (Key.empty() && type(Object) == "attribute" &&
+      type(field(Object, "object")) == "identifier" &&
+      !F.Imports.count(F.text(field(Object, "object"))))
+    Key = F.text(Object).str();
+  return Key;
+}
+
+std::optional<ValueId> Lowering::checkpointedForward(TSNode N) {
+  TSNode Arguments = field(N, "arguments");
+  TSNode Function = namedChild(Arguments, 0);
+  if (isNull(Function) || type(Function) == "keyword_argument")
+    return std::nullopt;
+  if (type(Function) == "attribute" &&
+      F.text(field(Function, "attribute")) == "forward")
+    Function = field(Function, "object");
+  std::string Key = plainModuleKey(Function);
+  std::optional<Frontend::ModuleInfo> Module;
+  if (Key.empty() || !(Module = moduleNamed(Function, Key)))
+    return std::nullopt;
+  Values Inputs = children(Arguments);
+  Binding Plain;
+  Plain.Info.BroadcastsBuffers = false;
+  Plain.Info.HasBuffers = false;
+  ValueId Output = Graph.addValue();
+  Event Forward = Event::forward(site(N), objectFor(Key, Plain), GradEnabled,
+                                 Output, Inputs);
+  // Reentrant or not, checkpointing recomputes the forward in the backward
+  // from the parameters as they are then (measured on 2.11.0 and 2.15.0,
+  // test/python/silent/checkpoint_*).
+  Forward.SavesUnderHooks = true;
+  if (TracksValues)
+    Forward.NewStorage = newStorage();
+  saveParameters(Forward, *Module, Inputs);
+  Graph.append(Current, std::move(Forward));
+  if (TracksValues)
+    OpResults[N.id] = Output;
+  return Output;
+}
+
 void Lowering::run() {
   StringRef Text = F.text(S.Node);
   // Steps and backwards in the functions the scope calls count too.
@@ -528,14 +570,15 @@ void Lowering::appendStep(SiteId Site, std::string Optimizer,
     for (TensorSetId Set : overlappingParameters(Key))
       if (!llvm::is_contained(Written, Set))
         Written.push_back(Set);
-  if (!Info.Bumps) {
-    std::vector<std::string> Names;
-    for (const std::string &Key : Info.ParametersOf)
-      Names.push_back(displayName(Key));
-    SilentWrites[Site] = {SilentWriteFinding::Way::FusedStep,
-                          "step of '" + Optimizer + "'", "",
-                          llvm::join(Names, ", ")};
-  }
+  // A step that bumps is silent only to forwards saved under hooks
+  // (Clobber::Silent), and reported as such there.
+  std::vector<std::string> Names;
+  for (const std::string &Key : Info.ParametersOf)
+    Names.push_back(displayName(Key));
+  SilentWrites[Site] = {Info.Bumps ? SilentWriteFinding::Way::CheckpointedStep
+                                   : SilentWriteFinding::Way::FusedStep,
+                        "step of '" + Optimizer + "'", "",
+                        llvm::join(Names, ", ")};
   Steps[Site] = {std::move(Optimizer), Info};
   Graph.append(Current, Event::write(Site, WriteKind::Step, Written, {},
                                      /*Silent=*/!Info.Bumps));
@@ -599,10 +642,8 @@ Lowering::Values Lowering::call(TSNode N) {
   // parameters, which a step may write before the backward through it.
   // Where values are followed, its output is what may require grad.
   // An instance's attribute (model.generator(x)) may be a plain module too.
-  if (Key.empty() && type(Object) == "attribute" &&
-      type(field(Object, "object")) == "identifier" &&
-      !F.Imports.count(F.text(field(Object, "object"))))
-    Key = F.text(Object).str();
+  if (Key.empty())
+    Key = plainModuleKey(Object);
   if ((TracksSteps || TracksValues) && !Key.empty())
     if (std::optional<Frontend::ModuleInfo> Module = moduleNamed(Object, Key)) {
       Values Inputs = children(Arguments);
@@ -666,6 +707,9 @@ Lowering::Values Lowering::call(TSNode N) {
   }
 
   std::string Name = F.qualifiedName(Callee);
+  if (TracksSteps && Name == "torch.utils.checkpoint.checkpoint")
+    if (std::optional<ValueId> Output = checkpointedForward(N))
+      return {*Output};
   if (Name == "torch.autograd.backward" || Name == "torch.autograd.grad") {
     Values Roots = expression(Argument("tensors", 0));
     if (Name == "torch.autograd.grad") {

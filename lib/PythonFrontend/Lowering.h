@@ -97,6 +97,11 @@ private:
   };
 
   ValueId valueOf(StringRef Key);
+  /// The key of a plain module's expression, if it may name one.
+  std::string plainModuleKey(TSNode Object);
+  /// checkpoint(module, *inputs) (torch.utils.checkpoint): the module's
+  /// forward, which saves under checkpointing's hooks; its output.
+  std::optional<ValueId> checkpointedForward(TSNode N);
   ObjectId objectFor(StringRef Key, const Binding &Bound);
   /// Appends to block B a forward of call N on the object bound to Key;
   /// returns its output.

@@ -147,6 +147,10 @@ struct SilentWriteFinding {
     /// An in-place operation under
     /// torch.autograd._unsafe_preserve_version_counter.
     PreservedVersionCounter,
+    /// A step that bumps the version counters, of parameters a forward
+    /// under activation checkpointing saved: the backward recomputes that
+    /// forward from the written parameters and checks no version counter.
+    CheckpointedStep,
   };
   Way WrittenBy = Way::Data;
   /// The write ("opt_d.step()", "p.data.add_"), the tensor it writes ("p",

@@ -3,8 +3,8 @@ programs of silent/, labelled by running them on the torch under test.
 
 Each program is run in this process three ways: as it is; under the
 clone-at-pack reference (saved-tensor hooks that clone every saved tensor,
-so the backward sees what the forward saved); and with the mode on, with
-each fingerprint. Its label comes from the first two runs: "raises" when it
+so the backward sees what the forward saved, and activation checkpointing
+as a plain call); and with the mode on, with each fingerprint. Its label comes from the first two runs: "raises" when it
 raises autograd's in-place error, else "silent" when its gradients (the
 list it leaves in ``grads``) differ from the reference's, else "trains".
 Markers in the program:
@@ -100,8 +100,20 @@ def run(path: Path) -> Outcome:
     return Outcome(None, [g.clone() for g in result.get("grads", [])])
 
 
+@contextlib.contextmanager
 def clone_at_pack():
-    return torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t)
+    """The reference: every saved tensor cloned when saved, and
+    torch.utils.checkpoint.checkpoint a plain call (its own hooks would
+    replace these, and it recomputes in the backward): the gradients of the
+    values the forward saw."""
+    import torch.utils.checkpoint as checkpointing
+    original = checkpointing.checkpoint
+    checkpointing.checkpoint = lambda function, *args, **kwargs: function(*args)
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+            yield
+    finally:
+        checkpointing.checkpoint = original
 
 
 @contextlib.contextmanager

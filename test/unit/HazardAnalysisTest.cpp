@@ -912,6 +912,40 @@ TEST(WriteEvent, ASilentWriteClobbersAsALoudOneAndIsMarked) {
     EXPECT_EQ(R.firstBackward(*C.Savers.begin(), C.Writer), SiteId(3));
 }
 
+TEST(WriteEvent, AStepOverAForwardSavedUnderHooksIsSilentForItAlone) {
+  // Two forwards of D save its parameters, the first under activation
+  // checkpointing's hooks; a plain step before the backward through both:
+  // its clobber splits in two, silent for the checkpointed forward and loud
+  // for the other.
+  EventGraph G;
+  ObjectId D = G.addObject({"D", false, false});
+  TensorSetId Parameters =
+      G.addTensorSet({TensorSetInfo::Kind::Parameters, "D's parameters"});
+  unsigned B = G.addBlock();
+  G.setEntry(B);
+  ValueId Checkpointed = G.addValue(), Plain = G.addValue();
+  Event First = Event::forward(0, D, true, Checkpointed, {});
+  First.Saves.push_back(Save{Parameters, {}});
+  First.SavesUnderHooks = true;
+  G.append(B, std::move(First));
+  Event Second = Event::forward(1, D, true, Plain, {});
+  Second.Saves.push_back(Save{Parameters, {}});
+  G.append(B, std::move(Second));
+  OriginId FirstOrigin = G.blocks()[B].Events[0].Origin;
+  OriginId SecondOrigin = G.blocks()[B].Events[1].Origin;
+  G.append(B, Event::write(2, WriteKind::Step, {Parameters}));
+  G.append(B, Event::backward(3, {Checkpointed, Plain}, false));
+  AnalysisResult R = analyzeHazards(G);
+  ASSERT_EQ(R.Clobbers.size(), 2u);
+  EXPECT_EQ(R.Clobbers[0].Writer, R.Clobbers[1].Writer);
+  EXPECT_TRUE(R.Clobbers[0].Silent);
+  EXPECT_TRUE(R.Clobbers[0].Savers.test(FirstOrigin));
+  EXPECT_FALSE(R.Clobbers[0].Savers.test(SecondOrigin));
+  EXPECT_FALSE(R.Clobbers[1].Silent);
+  EXPECT_TRUE(R.Clobbers[1].Savers.test(SecondOrigin));
+  EXPECT_FALSE(R.Clobbers[1].Savers.test(FirstOrigin));
+}
+
 /// In-place writes on values: an op saves its output's or an operand's
 /// storage, and a write goes through the storage a value points to.
 struct ValueGraph : WriteGraph {

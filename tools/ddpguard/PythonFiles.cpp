@@ -465,16 +465,21 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
           F.WrittenBy == Way::FusedStep
               ? F.Operation + " (fused=True) writes the parameters of '" +
                     F.Module + "'"
+          : F.WrittenBy == Way::CheckpointedStep
+              ? F.Operation + " writes the parameters of '" + F.Module + "'"
               : "'" + F.Operation + "' writes '" + F.Tensor + "'" +
                     (F.Module.empty()
                          ? std::string()
                          : " (the parameters of '" + F.Module + "')");
       std::string How =
           F.WrittenBy == Way::FusedStep
-              ? "a fused step does not bump"
+              ? "a fused step does not bump the version counter"
           : F.WrittenBy == Way::Data
-              ? "a write through .data does not bump"
-              : "_unsafe_preserve_version_counter keeps";
+              ? "a write through .data does not bump the version counter"
+          : F.WrittenBy == Way::CheckpointedStep
+              ? "activation checkpointing recomputes that forward in the "
+                "backward and checks no version counter"
+              : "_unsafe_preserve_version_counter keeps the version counter";
       std::string Saver = F.Saver.empty()
                               ? "the forward at line " +
                                     std::to_string(F.Saved.Line)
@@ -482,7 +487,7 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                                     std::to_string(F.Saved.Line);
       E.Message = message(
           What + " in place, which " + Saver + " saved for backward; " +
-              How + " the version counter, so " +
+              How + ", so " +
               (F.ThroughResult
                    ? std::string("a backward through the result of this "
                                  "forward")
@@ -503,9 +508,14 @@ checkPythonTexts(llvm::ArrayRef<std::pair<std::string, StringRef>> Texts,
                : "this backward reads the written values without an error",
            F.Backward);
       Note("no fix is offered: " + F.FixWithheld, F.Write, NoteKind::NoFix);
-      Note("on every supported torch: autograd sees no write that leaves the "
-           "version counter as it was (measured on 2.11.0 and 2.15.0, "
-           "test/python/silent)",
+      Note(F.WrittenBy == Way::CheckpointedStep
+               ? "on every supported torch: torch.utils.checkpoint, reentrant "
+                 "or not, recomputes the forward in the backward from the "
+                 "parameters as they are then (measured on 2.11.0 and "
+                 "2.15.0, test/python/silent)"
+               : "on every supported torch: autograd sees no write that "
+                 "leaves the version counter as it was (measured on 2.11.0 "
+                 "and 2.15.0, test/python/silent)",
            F.Write, NoteKind::EveryTorch);
       Findings.push_back(std::move(E));
     }

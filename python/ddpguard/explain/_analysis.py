@@ -525,7 +525,8 @@ def explain_silent(changed: list, roots: Iterable[Any], backward_site: Optional[
         if key in seen_storages:
             continue
         seen_storages.add(key)
-        node = saved.output_of or nodes.get(saved.node_nr, "a node")
+        node = ("torch.utils.checkpoint" if saved.checkpointed
+                else saved.output_of or nodes.get(saved.node_nr, "a node"))
         named = name_tensor(t, state)
         kind = None
         if named:
@@ -539,18 +540,24 @@ def explain_silent(changed: list, roots: Iterable[Any], backward_site: Optional[
         span = state.find_span(saved.node_nr)
         what = (f"forward of {root_name(span.module)}" if span and span.module is not None
                 else f"call of {span.what}" if span else "")
-        saver = (f"in the {what} at {where(span.site)}" if span
+        saver = (f"in the checkpointed call at {where(saved.site)}" if saved.checkpointed
+                 else f"in the {what} at {where(span.site)}" if span
                  else "in a forward ddpguard did not record")
         lines.append(f"    saved at version {saved.version} for backward by {node} {saver}")
         writes = _silent_writes(saved, state)
-        if writes:
+        if writes and saved.checkpointed:
+            lines.append("    then written (the backward recomputed the checkpointed "
+                         "forward from the written values: autograd checks no version "
+                         "counter there):")
+        elif writes:
             lines.append(f"    then written (its version still {saved.version}: "
                          "autograd did not see these writes):")
         for w, bumped in writes:
             if w.kind == "optimizer":
                 how = (" (fused=True: the fused kernel writes the parameters without "
                        "bumping their version counters)" if _fused(w.optimizer) else
-                       "" if not bumped else " (through its own version counter)")
+                       "" if not bumped or saved.checkpointed
+                       else " (through its own version counter)")
                 text = f"{_optimizer(w)}{how} at {where(w.site)}"
             else:
                 mode = "" if w.grad_enabled else " under no_grad"

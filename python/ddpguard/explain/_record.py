@@ -426,6 +426,10 @@ class Recorder:
         if self.silent is not None:
             self.silent.message.prepare()  # before the hooks: its probe saves without them
             self.silent.push()
+            import torch.utils.checkpoint as checkpointing
+            original = checkpointing.checkpoint
+            checkpointing.checkpoint = self.silent.wrap_checkpoint(original, user_site)
+            self.restore.append(lambda: setattr(checkpointing, "checkpoint", original))
 
     def _arm_new_threads(self) -> None:
         """Threads started from now on get the armed mode (torch's mode stack

@@ -11,6 +11,14 @@ would train); otherwise a changed fingerprint is a silent write, reported
 after the backward returns. The unpack hook hands back the tensor it was
 given, so a program computes what it computes without the mode.
 
+Activation checkpointing (``torch.utils.checkpoint.checkpoint``, reentrant
+or not) saves under hooks of its own, which autograd's version check and
+this mode's hooks do not reach, and recomputes the forward in the backward
+from the tensors as they are then. The mode wraps ``checkpoint``: the
+checkpointed module's parameters and buffers and the tensor arguments are
+remembered at the call, and compared when the backward recomputes; any
+change there, version moved or not, is a silent write.
+
 A fingerprint is taken when the op that saved the tensor has finished (at
 the next op's save, the next op called from Python, the end of the
 outermost module call, an optimizer step or a backward): BatchNorm updates
@@ -20,6 +28,7 @@ its running statistics after saving them, within the same op.
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 import warnings
 from typing import Any, Callable, Optional
@@ -84,7 +93,7 @@ class Saved:
     """What the pack hook remembers of one saved tensor."""
 
     __slots__ = ("tensor", "version", "fingerprint", "data_ptr", "node_nr",
-                 "writes_before", "output_of", "output_nr", "is_leaf")
+                 "writes_before", "output_of", "output_nr", "is_leaf", "checkpointed", "site")
 
     def __init__(self, tensor, version, node_nr, writes_before, output_of, output_nr,
                  is_leaf) -> None:
@@ -97,6 +106,8 @@ class Saved:
         self.output_of = output_of            # the saving node's name, for its own outputs
         self.output_nr = output_nr
         self.is_leaf = is_leaf
+        self.checkpointed = False  # remembered at a checkpoint() call, not packed
+        self.site: Any = None      # that call's line
 
 
 _NO_FINGERPRINT = object()
@@ -145,17 +156,8 @@ class SilentWrites:
             raise RuntimeError(self.message.text(saved, now))
         if saved.fingerprint is None:
             self.flush()
-        if saved.fingerprint is not _NO_FINGERPRINT:
-            try:
-                fingerprint = self.compute(t)
-                moved = t.data_ptr() != saved.data_ptr or (
-                    not torch.equal(fingerprint, saved.fingerprint)
-                    if isinstance(fingerprint, torch.Tensor)
-                    else fingerprint != saved.fingerprint)
-            except (RuntimeError, TypeError, KeyError, NotImplementedError):
-                moved = False  # readable when saved, not now: nothing to compare
-            if moved:
-                self.changed.append(saved)
+        if self._moved(saved):
+            self.changed.append(saved)
         return t
 
     # -- fingerprints ------------------------------------------------------
@@ -171,6 +173,70 @@ class SilentWrites:
                 saved.data_ptr = t.data_ptr()
             except (RuntimeError, TypeError, KeyError, NotImplementedError):
                 saved.fingerprint = _NO_FINGERPRINT
+
+    def _moved(self, saved: Saved) -> bool:
+        """Whether saved's tensor holds other values than when fingerprinted."""
+        t = saved.tensor
+        if saved.fingerprint is _NO_FINGERPRINT:
+            return False
+        try:
+            fingerprint = self.compute(t)
+            return t.data_ptr() != saved.data_ptr or (
+                not torch.equal(fingerprint, saved.fingerprint)
+                if isinstance(fingerprint, torch.Tensor)
+                else fingerprint != saved.fingerprint)
+        except (RuntimeError, TypeError, KeyError, NotImplementedError):
+            return False  # readable when saved, not now: nothing to compare
+
+    # -- activation checkpointing -------------------------------------------
+
+    def checkpointed(self, function: Any, args: tuple, site: Any) -> list[Saved]:
+        """What a checkpointed forward will read again when recomputed: the
+        parameters and buffers of the module it runs (function, or the module
+        of a bound method) and the tensor arguments, fingerprinted now."""
+        module = function if isinstance(function, torch.nn.Module) else getattr(
+            function, "__self__", None)
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if isinstance(module, torch.nn.Module):
+            tensors += list(module.parameters()) + list(module.buffers())
+        node_nr = self.next_sequence_nr()
+        watched = []
+        for t in tensors:
+            saved = Saved(t.detach(), t._version, node_nr, self.writes.count, None, 0,
+                          t.grad_fn is None)
+            saved.checkpointed = True
+            saved.site = site
+            watched.append(saved)
+        self.unfingerprinted.extend(watched)
+        self.flush()
+        return watched
+
+    def recomputing(self, watched: list[Saved]) -> None:
+        """The backward recomputes a checkpointed forward: what changed since
+        the call is read as changed, and autograd checks no version there."""
+        for saved in watched:
+            if saved.tensor._version != saved.version or self._moved(saved):
+                self.changed.append(saved)
+
+    def wrap_checkpoint(self, original: Callable, user_site: Callable) -> Callable:
+        """original (torch.utils.checkpoint.checkpoint) with the checkpointed
+        forward's tensors remembered at the call (user_site(2) names its
+        line) and compared when the backward recomputes it."""
+        @functools.wraps(original)
+        def checkpoint(function, *args, **kwargs):
+            watched = self.checkpointed(function, args, user_site(2))
+            calls = 0
+
+            def forward(*a, **k):
+                nonlocal calls
+                calls += 1
+                if calls > 1:
+                    self.recomputing(watched)
+                return function(*a, **k)
+
+            return original(forward, *args, **kwargs)
+
+        return checkpoint
 
     def take_changed(self) -> list[Saved]:
         found, self.changed = self.changed, []
