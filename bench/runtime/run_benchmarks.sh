@@ -47,5 +47,21 @@ compare() { # steps hidden batch detector
   fi
 }
 
+# The detector's silent_writes mode against the detector alone, both models.
+silent() { # steps hidden batch
+  local ratio_runs=() cpu_runs=() on_runs=() out
+  for ((round = 0; round < rounds; ++round)); do
+    out=$(run2 --no-python "$build/bench/runtime/ddpguard_step_bench" "$@" 2 2>/dev/null)
+    on_runs+=("$(sed -n 's/^silent_on_ms=\([0-9.]*\).*/\1/p' <<<"$out")")
+    ratio_runs+=("$(sed -n 's/.*silent_ratio=\([0-9.]*\).*/\1/p' <<<"$out")")
+    cpu_runs+=("$(sed -n 's/.*silent_cpu_ratio=\([0-9.]*\).*/\1/p' <<<"$out")")
+  done
+  awk -v on="$(min "${on_runs[@]}")" -v ratio="$(median "${ratio_runs[@]}")" \
+      -v cpu="$(median "${cpu_runs[@]}")" -v h="$2" -v b="$3" 'BEGIN {
+    printf "silent_writes mode, MLP hidden %d, batch %d, Adam: on %.3f ms, ratio to the detector alone %.3f wall, %.3f main-thread CPU (medians of paired blocks, then of rounds; goal <= 1.02 sampled)\n", h, b, on, ratio, cpu }'
+}
+
 compare 200 256 32 1
 compare 20 1024 64 0
+silent 200 256 32
+silent 20 1024 64

@@ -1,6 +1,6 @@
 // Training-step time of ddpguard::DistributedDataParallel on Gloo, one
 // process per rank under torchrun:
-//   ddpguard_step_bench STEPS HIDDEN BATCH DETECTOR(0|1)
+//   ddpguard_step_bench STEPS HIDDEN BATCH DETECTOR(0|1|2)
 // prints, from rank 0:
 //   cpp_step_ms=<mean ms per step>            (default options, SGD)
 //   detector_on_ms=<median> detector_off_ms=<median> detector_ratio=<median
@@ -8,6 +8,10 @@
 //   main thread's CPU time> explainer_cpu_ratio=<the in-place error
 //   explainer's engine against autograd's base engine, likewise>
 //   (if DETECTOR is 1)
+//   silent_on_ms=<median> silent_off_ms=<median> silent_ratio=<median of the
+//   paired blocks' ratios> silent_cpu_ratio=<the same, of the main thread's
+//   CPU time>: the detector with silent_writes against without (if DETECTOR
+//   is 2)
 // The detector figures alternate blocks of clean steps (forward, backward,
 // Adam step) on two identical models (kWarn vs kSilent), the order flipped
 // every block, so that drift affects both alike. Adam bumps every
@@ -53,12 +57,13 @@ struct DetectorFigures {
 // as most optimizers do, so the detector's per-forward snapshot and
 // per-backward comparison of versions do their full work.
 DetectorFigures compare_detector(const ddpguard::ProcessGroupPtr &pg, int64_t hidden,
-                                 int64_t batch, int block, int pairs) {
+                                 int64_t batch, int block, int pairs,
+                                 const ddpguard::DDPOptions &on_options,
+                                 const ddpguard::DDPOptions &off_options) {
   auto x = torch::randn({batch, hidden / 4});
   Mlp on_model(hidden), off_model(hidden);
-  DDP on(on_model, pg, ddpguard::DDPOptions().hazard_detector(ddpguard::HazardAction::kWarn));
-  DDP off(off_model, pg,
-          ddpguard::DDPOptions().hazard_detector(ddpguard::HazardAction::kSilent));
+  DDP on(on_model, pg, on_options);
+  DDP off(off_model, pg, off_options);
   torch::optim::Adam on_opt(on_model->parameters(), torch::optim::AdamOptions(1e-4));
   torch::optim::Adam off_opt(off_model->parameters(), torch::optim::AdamOptions(1e-4));
   run_steps(on, on_opt, x, 5);
@@ -128,12 +133,12 @@ double compare_explainer(const ddpguard::ProcessGroupPtr &pg, int64_t hidden,
 
 int main(int argc, char **argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s STEPS HIDDEN BATCH DETECTOR(0|1)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s STEPS HIDDEN BATCH DETECTOR(0|1|2)\n", argv[0]);
     return 2;
   }
   const int steps = std::atoi(argv[1]);
   const int64_t hidden = std::atoll(argv[2]), batch = std::atoll(argv[3]);
-  const bool detector = std::atoi(argv[4]) != 0;
+  const int detector = std::atoi(argv[4]);
   torch::set_num_threads(1);
   auto pg = ddpguard::init_process_group_from_env("gloo", std::chrono::seconds(60));
   explaining_engine = &torch::autograd::Engine::get_default_engine();
@@ -147,15 +152,27 @@ int main(int argc, char **argv) {
   const double cpp = run_steps(ddp, opt, x, steps) / steps;
   if (pg->getRank() == 0)
     std::printf("cpp_step_ms=%.4f\n", cpp * 1e3);
+  const auto warn = ddpguard::DDPOptions().hazard_detector(ddpguard::HazardAction::kWarn);
+  if (detector == 2) {
+    const DetectorFigures silent =
+        compare_detector(pg, hidden, batch, std::max(1, steps / 10), 40,
+                         ddpguard::DDPOptions(warn).silent_writes(true), warn);
+    if (pg->getRank() == 0)
+      std::printf("silent_on_ms=%.4f silent_off_ms=%.4f silent_ratio=%.4f "
+                  "silent_cpu_ratio=%.4f\n",
+                  silent.on_ms, silent.off_ms, silent.wall_ratio, silent.cpu_ratio);
+    return 0;
+  }
   if (!detector)
     return 0;
 
+  const auto off = ddpguard::DDPOptions().hazard_detector(ddpguard::HazardAction::kSilent);
   const DetectorFigures mlp =
-      compare_detector(pg, hidden, batch, std::max(1, steps / 10), 40);
+      compare_detector(pg, hidden, batch, std::max(1, steps / 10), 40, warn, off);
   // The detector's work per step depends on the number of output nodes,
   // parameters and buffers, not on their sizes: on the same module tree with
   // tiny tensors the step is short and the difference resolvable.
-  const DetectorFigures tiny = compare_detector(pg, 4, 2, 20, 300);
+  const DetectorFigures tiny = compare_detector(pg, 4, 2, 20, 300, warn, off);
   const double explainer = compare_explainer(pg, hidden, batch, std::max(1, steps / 10), 40);
   if (pg->getRank() == 0)
     std::printf("detector_on_ms=%.4f detector_off_ms=%.4f detector_ratio=%.4f "

@@ -371,7 +371,8 @@ DDPCore::DDPCore(torch::nn::Module &module, ProcessGroupPtr process_group,
     for (const auto &item : module_.named_buffers(/*recurse=*/true))
       watched.push_back({item.key(), item.value(), /*buffer=*/true});
     detector_ = std::make_unique<HazardDetector>(
-        options_.hazard_detector(), process_group_->getRank(), std::move(watched),
+        options_.hazard_detector(), options_.silent_writes(),
+        process_group_->getRank(), std::move(watched),
         [module = std::weak_ptr<torch::nn::Module>(module_.shared_from_this())] {
           std::vector<at::Tensor> buffers;
           if (auto m = module.lock())

@@ -2,6 +2,7 @@
 #include "GraphProbe.h"
 
 #include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/csrc/autograd/graph_task.h>
 
 #include <algorithm>
@@ -40,6 +41,59 @@ struct MovedTensor {
   const WatchedTensor *watched;
   uint32_t version_before = 0; // at the end of the forward
   uint32_t version_now = 0;
+};
+
+// What a watched tensor held: its storage and up to kSamples elements spread
+// over it, as raw bytes (NaNs compare by their bits). A write that changes
+// none of the sampled elements is missed, as the Python mode's sampled
+// fingerprint misses it.
+struct Fingerprint {
+  const void *data = nullptr;
+  std::string samples;
+  bool operator==(const Fingerprint &o) const {
+    return data == o.data && samples == o.samples;
+  }
+};
+
+constexpr int64_t kSamples = 16;
+
+Fingerprint fingerprint_of(const at::Tensor &t) {
+  Fingerprint f;
+  if (!t.defined() || t.numel() == 0 || t.is_sparse())
+    return f;
+  f.data = t.data_ptr();
+  const int64_t n = t.numel();
+  if (t.is_cpu() && t.is_contiguous()) {
+    // Straight from memory: ATen ops here cost microseconds a tensor, a
+    // tenth of a small model's step (bench/runtime, silent_writes mode).
+    const auto *bytes = static_cast<const char *>(t.data_ptr());
+    const int64_t size = t.element_size(), picked = std::min(n, kSamples);
+    f.samples.resize(picked * size);
+    for (int64_t i = 0; i < picked; ++i) {
+      const int64_t at = picked == 1 ? 0 : i * (n - 1) / (picked - 1);
+      std::memcpy(&f.samples[i * size], bytes + at * size, size);
+    }
+    return f;
+  }
+  at::NoGradGuard no_grad;
+  const at::Tensor flat = t.detach().reshape({-1});
+  const at::Tensor picked =
+      n <= kSamples ? flat
+                    : flat.index_select(0, at::linspace(0, n - 1, kSamples,
+                                                        at::TensorOptions()
+                                                            .device(t.device()))
+                                               .to(at::kLong));
+  const at::Tensor host = picked.to(at::kCPU).contiguous();
+  f.samples.assign(static_cast<const char *>(host.data_ptr()),
+                   host.numel() * host.element_size());
+  return f;
+}
+
+// A watched tensor whose contents changed since the forward while its version
+// did not: a write autograd cannot see.
+struct SilentlyWritten {
+  const WatchedTensor *watched;
+  uint32_t version = 0;
 };
 
 // Why a node will fail autograd's version check.
@@ -148,6 +202,32 @@ Inspection inspect(const NodePtr &root,
   return out;
 }
 
+// The nodes the current backward will run from `root` on that saved one of
+// `written`: one line per (tensor, node).
+std::vector<std::string> silently_written_saves(
+    const NodePtr &root, const std::vector<SilentlyWritten> &written) {
+  std::vector<std::string> lines;
+  walk_graph({root}, [&](const NodePtr &node) {
+    if (!will_run(node.get()))
+      return false;
+    // A leaf's AccumulateGrad holds the parameter to add its gradient to,
+    // and computes nothing from its values.
+    if (dynamic_cast<torch::autograd::AccumulateGrad *>(node.get()))
+      return true;
+    const ProbeResult saved = probe(node);
+    for (const auto &w : written)
+      if (std::any_of(saved.unpacked.begin(), saved.unpacked.end(),
+                      [&](const at::Tensor &t) { return aliases(t, w.watched->tensor); })) {
+        std::ostringstream os;
+        os << w.watched->name << " (" << (w.watched->buffer ? "buffer" : "parameter")
+           << "): saved by " << node->name() << " at version " << w.version
+           << ", still at version " << w.version << ", its contents changed";
+        lines.push_back(os.str());
+      }
+    return true;
+  });
+  return lines;
+}
 
 // What one recorded graph (a forward's, or a gradient graph built from one
 // by a create_graph backward) has seen since it was built.
@@ -157,8 +237,11 @@ struct Watch {
   std::mutex mutex;
   std::vector<CallSite> clobbering;     // broadcasting forwards since
   std::vector<ClobberedBuffer> buffers; // what they overwrote
-  // The versions of the detector's watched tensors at the end of the forward.
+  // The versions of the detector's watched tensors at the end of the forward,
+  // and with silent_writes their fingerprints.
   std::vector<uint32_t> versions;
+  std::vector<Fingerprint> fingerprints;
+  bool reported_silent = false;
   bool reported = false;
   std::unordered_set<const Node *> post_hooked; // see GradientGraphHook
 
@@ -230,6 +313,39 @@ struct Watch {
     os << ".\n";
   }
 
+  // A write of a saved parameter or buffer that bumped no version counter.
+  std::string silent_message(int rank, const std::vector<std::string> &saved,
+                             const std::string &root,
+                             const std::string &caller) const {
+    std::ostringstream os;
+    os << "ddpguard: silent write on rank " << rank
+       << ": a tensor saved for backward was written after the forward that "
+          "saved it, invisibly to autograd (its version counter did not "
+          "move).\n"
+       << "  forward at " << where(site) << " ran with grad mode on; its "
+       << (gradient_graph ? "gradient graph" : "graph")
+       << " saved these tensors, written since:\n";
+    for (const auto &line : saved)
+      os << "    " << line << "\n";
+    os << "  The write came after the forward at " << site.file << ":" << site.line
+       << " and before this backward, and bumped no version counter: "
+          "LibTorch's SGD step (it writes through .data()), or an in-place op "
+          "on .data() or on a tensor sharing the storage with its own version "
+          "counter.\n"
+       << "  This backward";
+    if (!caller.empty())
+      os << " (called from " << caller << ")";
+    os << " traverses the graph of the forward at " << site.file << ":"
+       << site.line << " (entering at its output node " << root
+       << "): autograd raises nothing, and it computes gradients from values "
+          "the forward did not see.\n"
+       << kWriteFixes
+       << "    4. a write autograd counts (torch::optim::Adam and the other "
+          "optimizers but SGD; an in-place op under NoGradGuard rather than on "
+          ".data()) makes autograd raise its in-place error here instead.\n";
+    return os.str();
+  }
+
   // Any other write of a saved tensor (an optimizer step, an in-place op), or
   // a broadcast together with one.
   std::string write_message(int rank, const Inspection &found,
@@ -295,6 +411,7 @@ struct Record {
 
 struct HazardDetector::Shared {
   HazardAction action;
+  bool silent_writes = false;
   int rank;
   std::vector<WatchedTensor> watched; // fixed at construction
   std::function<std::vector<at::Tensor>()> module_buffers;
@@ -318,6 +435,18 @@ struct HazardDetector::Shared {
         moved.push_back({&watched[i], versions[i], now});
     return moved;
   }
+  // The watched tensors whose contents changed while their versions stayed
+  // those of the forward (only with silent_writes).
+  std::vector<SilentlyWritten> silently_written(const Watch &w) const {
+    std::vector<SilentlyWritten> written;
+    if (!silent_writes)
+      return written;
+    for (size_t i = 0; i < watched.size(); ++i)
+      if (const uint32_t now = version_of(watched[i].tensor);
+          now == w.versions[i] && !(fingerprint_of(watched[i].tensor) == w.fingerprints[i]))
+        written.push_back({&watched[i], now});
+    return written;
+  }
 };
 
 namespace {
@@ -339,6 +468,20 @@ public:
     std::string message;
     {
       std::lock_guard<std::mutex> lock(watch_->mutex);
+      if (!watch_->reported_silent) {
+        const std::vector<SilentlyWritten> written = shared->silently_written(*watch_);
+        const std::vector<std::string> saved =
+            written.empty() ? std::vector<std::string>()
+                            : silently_written_saves(root, written);
+        if (!saved.empty()) {
+          watch_->reported_silent = true;
+          const std::string silent =
+              watch_->silent_message(shared->rank, saved, root->name(), caller_frame());
+          remember_report(silent);
+          std::fputs(silent.c_str(), stderr);
+          std::fflush(stderr);
+        }
+      }
       const std::vector<MovedTensor> moved = shared->moved_since(watch_->versions);
       if (watch_->clobbering.empty() && moved.empty())
         return grads; // nothing written since this graph was built
@@ -415,6 +558,9 @@ void HazardDetector::Shared::watch(const std::shared_ptr<Shared> &self,
   w->versions.reserve(watched.size());
   for (const auto &t : watched)
     w->versions.push_back(version_of(t.tensor));
+  if (silent_writes)
+    for (const auto &t : watched)
+      w->fingerprints.push_back(fingerprint_of(t.tensor));
   Record record{w, {}};
   for (auto &node : roots) {
     node->add_pre_hook(std::make_unique<OutputNodeHook>(self, w, node));
@@ -450,11 +596,12 @@ void HazardDetector::Shared::on_create_graph(const std::shared_ptr<Shared> &self
   });
 }
 
-HazardDetector::HazardDetector(HazardAction action, int rank,
+HazardDetector::HazardDetector(HazardAction action, bool silent_writes, int rank,
                                std::vector<WatchedTensor> watched,
                                std::function<std::vector<at::Tensor>()> buffers)
     : shared_(std::make_shared<Shared>()) {
   shared_->action = action;
+  shared_->silent_writes = silent_writes;
   shared_->rank = rank;
   shared_->watched = std::move(watched);
   shared_->module_buffers = std::move(buffers);

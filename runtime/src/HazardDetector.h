@@ -25,6 +25,12 @@
 // that, with autograd's own description of the tensor. A node that cannot be
 // inspected is reported, naming it.
 //
+// With silent_writes, each record also keeps a fingerprint of every watched
+// tensor (its storage and 16 of its elements), and the hook inspects when
+// one changed while its version did not: a write autograd cannot see (LibTorch's
+// SGD writes through .data()). The nodes that will run and saved such a tensor
+// are reported as a silent write, never thrown: autograd accepts the backward.
+//
 // A backward with create_graph through a recorded graph builds a gradient
 // graph whose nodes can save the same buffers (BatchNorm's double backward
 // saves the running statistics). The output-node hook sees such a backward
@@ -56,7 +62,8 @@ public:
   // `watched`: the module's parameters and buffers, whose versions each
   // recorded forward notes. `buffers` returns the module's buffers (only
   // called when a create_graph backward traverses a recorded graph).
-  HazardDetector(HazardAction action, int rank, std::vector<WatchedTensor> watched,
+  HazardDetector(HazardAction action, bool silent_writes, int rank,
+                 std::vector<WatchedTensor> watched,
                  std::function<std::vector<at::Tensor>()> buffers);
 
   void on_grad_forward(const std::vector<at::Tensor> &outputs,

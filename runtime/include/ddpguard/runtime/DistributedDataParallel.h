@@ -87,6 +87,15 @@ struct DDPOptions {
   TORCH_ARG(bool, lazy_bucket_allocation) = false;
 #endif
   TORCH_ARG(HazardAction, hazard_detector) = HazardAction::kWarn;
+  // The detector also reports writes that bump no version counter (LibTorch's
+  // SGD step, which writes through .data(); an in-place op on .data()) to a
+  // parameter or buffer a forward saved, before a backward through it: that
+  // backward raises nothing and computes gradients from values the forward
+  // did not see. Each grad-mode forward fingerprints the module's tensors
+  // (16 elements each, and the storage) and the backward's pre-hook compares
+  // them. Such a report is a warning, in kThrow mode too: autograd accepts
+  // the backward, and the program runs on as it would without ddpguard.
+  TORCH_ARG(bool, silent_writes) = false;
 };
 
 namespace detail {
