@@ -162,28 +162,28 @@ std::vector<torch::Tensor> stepAfter(bool Deferred) {
 // backward reads.
 std::vector<torch::Tensor> savedValueData(bool Deferred) {
   torch::manual_seed(0);
-  auto w = torch::randn({4}, torch::requires_grad());
-  auto gate = torch::sigmoid(w * torch::randn({4}));
+  torch::nn::Linear lin(4, 4);
+  auto gate = torch::sigmoid(lin(torch::randn({5, 4})));
   if (!Deferred)
     gate.data().mul_(2); // silent-cpp: written
   gate.sum().backward();
   if (Deferred)
     gate.data().mul_(2);
-  return gradients({w});
+  return gradients(lin->parameters());
 }
 
 // silent-cpp: shape saved-value expect raises
 // The same write on the tensor itself bumps its version counter.
 std::vector<torch::Tensor> savedValue(bool Deferred) {
   torch::manual_seed(0);
-  auto w = torch::randn({4}, torch::requires_grad());
-  auto gate = torch::sigmoid(w * torch::randn({4}));
+  torch::nn::Linear lin(4, 4);
+  auto gate = torch::sigmoid(lin(torch::randn({5, 4})));
   if (!Deferred)
     gate.mul_(2); // silent-cpp: written
   gate.sum().backward();
   if (Deferred)
     gate.mul_(2);
-  return gradients({w});
+  return gradients(lin->parameters());
 }
 
 std::string label(const std::function<std::vector<torch::Tensor>(bool)> &Run) {

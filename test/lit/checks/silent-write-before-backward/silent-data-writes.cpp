@@ -16,6 +16,11 @@ void dataAdd(torch::nn::Linear G, torch::nn::Sequential D, torch::Tensor real) {
   lossD.backward({}, /*retain_graph=*/true);
   for (auto &p : D->parameters())
     p.data().add_(p.grad(), -0.1);
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'add_' writes 'p' (the parameters of 'D') through .data() in place, which the forward at line [[@LINE-5]] saved for backward; a write through .data() does not bump the version counter, so the backward at line [[@LINE+5]] raises nothing and computes gradients from values the forward did not see [silent-write-before-backward]
+  // CHECK-MESSAGES: :[[@LINE-6]]:16: note: forward on 'D' is here; it saved the parameters of 'D' for backward
+  // CHECK-MESSAGES: :[[@LINE+3]]:16: note: this backward reads the written values without an error
+  // CHECK-MESSAGES: :[[@LINE-4]]:14: note: no fix is offered: moving the write after the backward changes what the code between them reads, and a write that bumps the version counter would make that backward fail instead
+  // CHECK-MESSAGES: :[[@LINE-5]]:14: note: on every supported LibTorch
   dFake.mean().backward();
 }
 
@@ -26,6 +31,11 @@ void dataClamp(torch::nn::Linear G, torch::nn::Sequential D, torch::Tensor real)
   lossD.backward({}, /*retain_graph=*/true);
   for (auto &w : D->parameters())
     w.data().clamp_(-0.01, 0.01);
+  // CHECK-MESSAGES: :[[@LINE-1]]:14: warning: 'clamp_' writes 'w' (the parameters of 'D') through .data() in place, which the forward at line [[@LINE-5]] saved for backward; a write through .data() does not bump the version counter, so the backward at line [[@LINE+5]] raises nothing {{.*}} [silent-write-before-backward]
+  // CHECK-MESSAGES: :[[@LINE-6]]:16: note: forward on 'D' is here
+  // CHECK-MESSAGES: :[[@LINE+3]]:25: note: this backward reads the written values without an error
+  // CHECK-MESSAGES: :[[@LINE-4]]:14: note: no fix is offered
+  // CHECK-MESSAGES: :[[@LINE-5]]:14: note: on every supported LibTorch
   (dFake.mean() * -1.0).backward();
 }
 
@@ -40,12 +50,22 @@ void dataUnsaved(torch::nn::Linear G, torch::nn::Sequential D) {
 void savedValueData(torch::Tensor w) {
   auto gate = torch::sigmoid(w * torch::randn({4}));
   gate.data().mul_(2);
+  // CHECK-MESSAGES: :[[@LINE-1]]:15: warning: 'mul_' writes 'gate' through .data() in place, which 'torch::sigmoid(w * torch::randn({4}))' at line [[@LINE-2]] saved for backward; a write through .data() does not bump the version counter, so the backward at line [[@LINE+5]] raises nothing and computes gradients from values the forward did not see [silent-write-before-backward]
+  // CHECK-MESSAGES: :[[@LINE-3]]:15: note: 'torch::sigmoid(w * torch::randn({4}))' saved the tensor for backward here
+  // CHECK-MESSAGES: :[[@LINE+3]]:14: note: this backward reads the written values without an error
+  // CHECK-MESSAGES: :[[@LINE-4]]:15: note: no fix is offered
+  // CHECK-MESSAGES: :[[@LINE-5]]:15: note: on every supported LibTorch
   gate.sum().backward();
 }
 
 void savedValue(torch::Tensor w) {
   auto gate = torch::sigmoid(w * torch::randn({4}));
   gate.mul_(2);
+  // CHECK-MESSAGES: :[[@LINE-1]]:8: warning: 'mul_' writes 'gate' in place, which 'torch::sigmoid(w * torch::randn({4}))' at line [[@LINE-2]] saved for backward; the backward at line [[@LINE+5]] through it will fail [inplace-write-before-backward]
+  // CHECK-MESSAGES: :[[@LINE-3]]:15: note: 'torch::sigmoid
+  // CHECK-MESSAGES: :[[@LINE+3]]:14: note: the backward that fails is here
+  // CHECK-MESSAGES: :[[@LINE-4]]:8: note: judged by
+  // CHECK-FIXES: {{^}}  gate = gate.mul(2);{{$}}
   gate.sum().backward();
 }
 

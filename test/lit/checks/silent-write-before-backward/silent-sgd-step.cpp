@@ -14,6 +14,11 @@ void sgdStep(torch::nn::Linear G, torch::nn::Sequential D, torch::Tensor real) {
   auto lossD = dFake.mean() - D(real).mean();
   lossD.backward({}, /*retain_graph=*/true);
   optD.step();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: step of 'optD' (torch::optim::SGD) writes the parameters of 'D' in place, which the forward at line [[@LINE-4]] saved for backward; it writes through p.data(), which does not bump the version counter, so the backward at line [[@LINE+5]] raises nothing and computes gradients from values the forward did not see [silent-write-before-backward]
+  // CHECK-MESSAGES: :[[@LINE-5]]:16: note: forward on 'D' is here; it saved the parameters of 'D' for backward
+  // CHECK-MESSAGES: :[[@LINE+3]]:16: note: this backward reads the written values without an error
+  // CHECK-MESSAGES: :[[@LINE-4]]:3: note: no fix is offered: moving the step after the backward would make it use that backward's gradients too, and recomputing the forward after the step would change what the later loss sees; both change what training computes
+  // CHECK-MESSAGES: :[[@LINE-5]]:3: note: on every supported LibTorch: autograd sees no write that leaves the version counter as it was (measured on 2.11.0 and 2.15.0, test/silent-cpp)
   dFake.mean().backward();
 }
 
