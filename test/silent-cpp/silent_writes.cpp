@@ -186,6 +186,48 @@ std::vector<torch::Tensor> savedValue(bool Deferred) {
   return gradients(lin->parameters());
 }
 
+// silent-cpp: shape sgd-loop expect silent
+// A retained graph backpropagated in every iteration: the SGD step of one
+// iteration is before the backward of the next.
+std::vector<torch::Tensor> sgdLoop(bool Deferred) {
+  torch::manual_seed(0);
+  torch::nn::Linear G(4, 4);
+  torch::nn::Sequential D = discriminator();
+  torch::optim::SGD optD(D->parameters(), 0.1);
+  auto out = D->forward(G(torch::randn({5, 4})));
+  for (int i = 0; i < 2; ++i) {
+    out.mean().backward({}, /*retain_graph=*/true);
+    if (!Deferred)
+      optD.step(); // silent-cpp: written
+  }
+  if (Deferred)
+    for (int i = 0; i < 2; ++i)
+      optD.step();
+  return gradients(G->parameters());
+}
+
+// silent-cpp: shape data-no-grad expect silent
+// NoGradGuard changes nothing: the write through .data() is silent in any
+// grad mode.
+std::vector<torch::Tensor> dataNoGrad(bool Deferred) {
+  torch::manual_seed(0);
+  torch::nn::Linear G(4, 4);
+  torch::nn::Sequential D = discriminator();
+  auto out = D->forward(G(torch::randn({5, 4})));
+  if (!Deferred) {
+    torch::NoGradGuard noGrad;
+    for (auto &p : D->parameters())
+      p.data().mul_(0.5); // silent-cpp: written
+  }
+  out.sum().backward();
+  if (Deferred) {
+    torch::NoGradGuard noGrad;
+    for (auto &p : D->parameters())
+      p.data().mul_(0.5);
+  }
+  return gradients(G->parameters());
+}
+
 std::string label(const std::function<std::vector<torch::Tensor>(bool)> &Run) {
   std::vector<torch::Tensor> Written;
   try {
@@ -215,7 +257,9 @@ int main(int Argc, char **Argv) {
                 {"data-unsaved", dataUnsaved},
                 {"step-after", stepAfter},
                 {"saved-value-data", savedValueData},
-                {"saved-value", savedValue}};
+                {"saved-value", savedValue},
+                {"sgd-loop", sgdLoop},
+                {"data-no-grad", dataNoGrad}};
   bool Found = false;
   for (const auto &[Name, Run] : Shapes)
     if (Argc < 2 || Name == Argv[1]) {
