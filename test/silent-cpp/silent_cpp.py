@@ -4,14 +4,15 @@ expect LABEL`, `silent-cpp: written`), by running and by the checker.
   silent_cpp.py label --python PY [--build DIR]
       builds silent_writes.cpp with g++ against the LibTorch of PY's torch
       wheel (as scripts/optimizer-versions.sh: C++17 before 2.14, C++20
-      from, the wheel's CXX11 ABI; about 30 s on two cores), runs it and
+      from, the wheel's CXX11 ABI; 20 s of CPU), runs it and
       requires every shape's label. Prints the torch version and the labels.
   silent_cpp.py check --python PY --ddpguard BIN
       runs the checker over the same file with that wheel's headers: a
       silent shape must get silent-write-before-backward at each written
       line and no other finding of the write checks; a shape that raises
       one of the other write checks there and no silent finding; a shape
-      that trains no finding. One checker run: about 10 s.
+      that trains no finding. One checker run: about 20 s, most of it
+      parsing <torch/torch.h>.
 """
 
 from __future__ import annotations
