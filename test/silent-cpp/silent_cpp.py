@@ -116,8 +116,8 @@ def check(args) -> int:
     failed = 0
     for name, want in expected.items():
         got = found.get(name, [])
-        silent = {line for check, line in got if check == SILENT}
-        loud = {line for check, line in got if check in LOUD}
+        silent = {line for kind, line in got if kind == SILENT}
+        loud = {line for kind, line in got if kind in LOUD}
         ok = {"silent": silent == written[name] and not loud,
               "raises": loud == written[name] and not silent,
               "trains": not got}[want]
