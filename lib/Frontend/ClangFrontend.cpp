@@ -109,9 +109,10 @@ class Translator {
 public:
   Translator(const FunctionDecl *Function, DDPObjects &Objects,
              SummaryProvider &Summaries, ModuleCalls *Modules,
-             bool ValueWrites)
+             bool ValueWrites, bool SilentWrites)
       : Objects(Objects), Summaries(Summaries), Modules(Modules),
-        ValueWrites(ValueWrites), Context(Objects.context()),
+        ValueWrites(ValueWrites), SilentWrites(SilentWrites),
+        Context(Objects.context()),
         SM(Context.getSourceManager()) {
     Result.Function = Function;
   }
@@ -143,6 +144,8 @@ private:
   bool handleSavingOp(const CallExpr *Call, unsigned Block);
   /// An in-place write on a value that is not a parameter.
   void handleValueWrite(const CallExpr *Call, unsigned Block);
+  /// A write through `x.data()` on a module's parameters or on a value.
+  void handleDataWrite(const CallExpr *Call, unsigned Block);
   SiteId addSite(Site S);
   void collectLeaves(const Expr *E, llvm::SmallVectorImpl<ValueId> &Out);
   llvm::SmallVector<ValueId, 4> leaves(llvm::ArrayRef<const Expr *> Exprs);
@@ -191,6 +194,7 @@ private:
   SummaryProvider &Summaries;
   ModuleCalls *Modules;
   bool ValueWrites;
+  bool SilentWrites;
   ASTContext &Context;
   const SourceManager &SM;
   TranslatedFunction Result;
@@ -792,6 +796,24 @@ void Translator::handleValueWrite(const CallExpr *Call, unsigned Block) {
   Result.ValueWrites.push_back({Site, std::move(*Write)});
 }
 
+void Translator::handleDataWrite(const CallExpr *Call, unsigned Block) {
+  std::optional<ParameterWrite> Write = Modules->matchDataWrite(Call);
+  if (!Write)
+    return;
+  std::optional<ValueId> Through;
+  if (!Write->Module && !(Through = storageSource(Write->Tensor)))
+    return;
+  SiteId Site = addSite({Call});
+  Result.Graph.append(
+      Block, Write->Module
+                 ? Event::write(Site, WriteKind::InPlace,
+                                {parametersOf(Write->Module)}, {},
+                                /*Silent=*/true)
+                 : Event::write(Site, WriteKind::InPlace, {}, {*Through},
+                                /*Silent=*/true));
+  Result.DataWrites.push_back({Site, std::move(*Write)});
+}
+
 bool Translator::handleModuleCall(const Stmt *S, unsigned Block) {
   if (std::optional<ModuleForward> Forward = Modules->matchForward(S)) {
     llvm::SmallVector<ValueId, 4> Inputs = leaves(Forward->Args);
@@ -817,11 +839,13 @@ bool Translator::handleModuleCall(const Stmt *S, unsigned Block) {
     return true;
   }
   if (std::optional<StepCall> Step = Modules->matchStep(S)) {
-    if (Step->Opt->Writes && Step->Opt->Module) {
+    if ((Step->Opt->Writes || SilentWrites) && Step->Opt->Module) {
       SiteId Site = addSite({Step->Call});
-      Result.Steps.push_back({Site, Step->Opt});
+      (Step->Opt->Writes ? Result.Steps : Result.SilentSteps)
+          .push_back({Site, Step->Opt});
       Result.Graph.append(Block, Event::write(Site, WriteKind::Step,
-                                              {parametersOf(Step->Opt->Module)}));
+                                              {parametersOf(Step->Opt->Module)},
+                                              {}, !Step->Opt->Writes));
     }
     return true;
   }
@@ -890,6 +914,8 @@ void Translator::handle(const Stmt *S, unsigned Block) {
                                          {parametersOf(Write->Module)}));
         Result.ParameterWrites.push_back({Site, std::move(*Write)});
       }
+    if (SilentWrites)
+      handleDataWrite(Call, Block);
     if (ValueWrites) {
       handleValueWrite(Call, Block);
       if (handleSavingOp(Call, Block))
@@ -1071,8 +1097,11 @@ TranslatedFunction Translator::run() {
 TranslatedFunction translateFunction(const FunctionDecl *Function,
                                      DDPObjects &Objects,
                                      SummaryProvider &Summaries,
-                                     ModuleCalls *Modules, bool ValueWrites) {
-  return Translator(Function, Objects, Summaries, Modules, ValueWrites).run();
+                                     ModuleCalls *Modules, bool ValueWrites,
+                                     bool SilentWrites) {
+  return Translator(Function, Objects, Summaries, Modules, ValueWrites,
+                    SilentWrites && Modules)
+      .run();
 }
 
 bool isModuleForward(const FunctionDecl *Function) {

@@ -119,6 +119,11 @@ struct TranslatedFunction {
   /// module's forward (at its return statements).
   std::vector<std::pair<model::SiteId, TensorWrite>> ValueWrites;
   std::vector<model::SiteId> ResultBackwards;
+  /// With SilentWrites: the steps that write without bumping the version
+  /// counters (LibTorch's SGD) and the in-place writes through `x.data()`,
+  /// by their site; their events are Silent.
+  std::vector<std::pair<model::SiteId, const Optimizer *>> SilentSteps;
+  std::vector<std::pair<model::SiteId, ParameterWrite>> DataWrites;
   /// By parameter index: the origin standing for the parameter's history.
   std::vector<model::OriginId> ParameterOrigins;
   /// By parameter index: the value standing for the parameter.
@@ -152,11 +157,14 @@ struct TranslatedFunction {
 /// events alone. With ValueWrites too, the operations SavedOperands.def says
 /// save a tensor are ops, values have storage, in-place writes on values are
 /// writes, and a module's forward ends in a backward through its result.
+/// With SilentWrites too (and Modules), the writes that leave the version
+/// counters as they were are Silent write events.
 TranslatedFunction translateFunction(const clang::FunctionDecl *Function,
                                      DDPObjects &Objects,
                                      SummaryProvider &Summaries,
                                      ModuleCalls *Modules = nullptr,
-                                     bool ValueWrites = false);
+                                     bool ValueWrites = false,
+                                     bool SilentWrites = false);
 
 /// A method named forward of a torch::nn::Module subclass: whatever calls it
 /// backpropagates through its result.

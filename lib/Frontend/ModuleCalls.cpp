@@ -300,6 +300,28 @@ ModuleCalls::matchParameterWrite(const Stmt *S) {
   return Write;
 }
 
+/// `x` of `x.data()`, or null.
+static const Expr *dataReceiver(const Expr *Tensor) {
+  const auto *Call = dyn_cast_or_null<CXXMemberCallExpr>(skipImplicit(Tensor));
+  if (!Call || Call->getNumArgs() != 0 ||
+      nameOf(Call->getMethodDecl()) != "data" ||
+      !isTensorRecord(Call->getMethodDecl()->getParent()))
+    return nullptr;
+  return Call->getImplicitObjectArgument();
+}
+
+std::optional<ParameterWrite> ModuleCalls::matchDataWrite(const Stmt *S) {
+  std::optional<TensorWrite> Written = matchTensorWrite(S);
+  const Expr *Through = Written ? dataReceiver(Written->Tensor) : nullptr;
+  if (!Through)
+    return std::nullopt;
+  ParameterWrite Write;
+  static_cast<TensorWrite &>(Write) = std::move(*Written);
+  Write.Tensor = Through;
+  Write.Module = parameterOwner(Through);
+  return Write;
+}
+
 /// The construction an initialiser holds (a constructor call,
 /// std::make_unique/make_shared, new): its arguments and the type it makes.
 static const Expr *constructionOf(const Expr *Init, QualType &Made) {

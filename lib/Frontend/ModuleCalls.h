@@ -48,7 +48,8 @@ struct Optimizer {
   const clang::ValueDecl *Module = nullptr;
   /// Its type as written in the notes: 'torch::optim::Adam'.
   std::string Type;
-  /// step() bumps the parameters' version counters.
+  /// step() bumps the parameters' version counters. When false (LibTorch's
+  /// SGD, measured) it writes them all the same, through p.data(): silently.
   bool Writes = true;
   /// The type is not in the measured table: Writes is an assumption.
   bool Assumed = false;
@@ -102,6 +103,10 @@ public:
   /// a new one (docs/ground-truth.md, "Optimizer steps and version
   /// counters"); one through a view (`p.detach()`, `p[0]`) does.
   std::optional<ParameterWrite> matchParameterWrite(const clang::Stmt *S);
+  /// S writes in place through `x.data()` (`p.data().add_(g, -lr)`), whose
+  /// version counter is a new one, so autograd sees nothing. Tensor is `x`;
+  /// Module is set when x is a module's parameter.
+  std::optional<ParameterWrite> matchDataWrite(const clang::Stmt *S);
 
 private:
   /// Null when Decl holds no optimizer.

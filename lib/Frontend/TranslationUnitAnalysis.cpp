@@ -56,6 +56,8 @@ TranslationUnitAnalysis::scan(const FunctionDecl *Function) {
           Info.DirectParameterWrite || Modules.matchParameterWrite(Call);
       Info.DirectTensorWrite =
           Info.DirectTensorWrite || matchTensorWrite(Call).has_value();
+      Info.DirectSilentWrite = Info.DirectSilentWrite || Info.DirectStep ||
+                               Modules.matchDataWrite(Call);
       if (const FunctionDecl *Callee = visibleCallee(Call, SM)) {
         Info.Callees.push_back(Callee);
       } else if (const FunctionDecl *Opaque = Call->getDirectCallee()) {
@@ -570,24 +572,32 @@ void TranslationUnitAnalysis::reportWrites(
       return llvm::any_of(T.ParameterWrites, SiteIs);
     case WriteCheck::Value:
       return llvm::any_of(T.ValueWrites, SiteIs);
+    case WriteCheck::Silent:
+      return llvm::any_of(T.SilentSteps, SiteIs) ||
+             llvm::any_of(T.DataWrites, SiteIs);
     }
     return false;
   };
+  bool Silent = Check == WriteCheck::Silent;
   for (const Clobber &C : Result.Clobbers) {
-    if (!T.Graph.isWriteOrigin(C.Writer) ||
+    if (!T.Graph.isWriteOrigin(C.Writer) || C.Silent != Silent ||
         !Reported(T.Graph.eventOf(C.Writer).Site))
       continue;
-    // The first saver in the source whose graph a later backward traverses.
+    const Event &Write = T.Graph.eventOf(C.Writer);
+    // The first saver in the source whose graph a later backward traverses;
+    // a silent write to parameters counts only the function's own
+    // backwards, as a step does.
     std::optional<std::pair<OriginId, SiteId>> Best;
     for (unsigned Saver : C.Savers)
       if (std::optional<SiteId> Backward =
               Result.firstBackward(Saver, C.Writer))
-        if (!Best ||
-            SM.isBeforeInTranslationUnit(LocOf(Saver), LocOf(Best->first)))
+        if ((!Best ||
+             SM.isBeforeInTranslationUnit(LocOf(Saver), LocOf(Best->first))) &&
+            !(Silent && !Write.Sets.empty() &&
+              llvm::is_contained(T.ResultBackwards, *Backward)))
           Best = {Saver, *Backward};
     if (!Best)
       continue;
-    const Event &Write = T.Graph.eventOf(C.Writer);
     WriteFinding F;
     F.Function = T.Function;
     F.Write = T.Sites[Write.Site];
@@ -602,6 +612,12 @@ void TranslationUnitAnalysis::reportWrites(
     for (const auto &[Site, OnValue] : T.ValueWrites)
       if (Site == Write.Site)
         F.OnValue = OnValue;
+    for (auto [Site, Opt] : T.SilentSteps)
+      if (Site == Write.Site)
+        F.Opt = Opt;
+    for (const auto &[Site, ThroughData] : T.DataWrites)
+      if (Site == Write.Site)
+        F.ThroughData = ThroughData;
     if (T.Graph.isOpOrigin(Best->first))
       F.Saver = F.Forward.Call;
     F.ThroughResult = llvm::is_contained(T.ResultBackwards, Best->second);
@@ -624,7 +640,8 @@ TranslationUnitAnalysis::runWrites(WriteCheck Check, bool ScanInfo::*Writes) {
     if (!Done.insert(Function).second)
       continue;
     ScanInfo Info = scan(Function);
-    bool Value = Check == WriteCheck::Value;
+    bool Silent = Check == WriteCheck::Silent;
+    bool Value = Check == WriteCheck::Value || Silent;
     if (!(Info.*Writes) ||
         !(Info.DirectBackward || (Value && isModuleForward(Function)) ||
           llvm::any_of(Info.Callees, [&](const FunctionDecl *Callee) {
@@ -632,10 +649,11 @@ TranslationUnitAnalysis::runWrites(WriteCheck Check, bool ScanInfo::*Writes) {
           })))
       continue;
     TranslatedFunction T =
-        translateFunction(Function, Objects, *this, &Modules, Value);
+        translateFunction(Function, Objects, *this, &Modules, Value, Silent);
     bool Written = Check == WriteCheck::Step        ? !T.Steps.empty()
                    : Check == WriteCheck::Parameter ? !T.ParameterWrites.empty()
-                                                    : !T.ValueWrites.empty();
+                   : Silent ? !T.SilentSteps.empty() || !T.DataWrites.empty()
+                            : !T.ValueWrites.empty();
     if (T.Failed || !Written)
       continue;
     model::AnalysisOptions Options;
@@ -660,6 +678,10 @@ std::vector<WriteFinding> TranslationUnitAnalysis::runParameterWrites() {
 
 std::vector<WriteFinding> TranslationUnitAnalysis::runValueWrites() {
   return runWrites(WriteCheck::Value, &ScanInfo::DirectTensorWrite);
+}
+
+std::vector<WriteFinding> TranslationUnitAnalysis::runSilentWrites() {
+  return runWrites(WriteCheck::Silent, &ScanInfo::DirectSilentWrite);
 }
 
 } // namespace clangfe

@@ -57,6 +57,9 @@ struct WriteFinding {
   std::optional<ParameterWrite> InPlace;
   /// An in-place operation on a value an operation saved.
   std::optional<TensorWrite> OnValue;
+  /// A silent write through `x.data()`, on a module's parameters (Module
+  /// set) or on a value an operation saved.
+  std::optional<ParameterWrite> ThroughData;
   /// The operation that saved it (value writes): `torch::sigmoid(...)`.
   const clang::Expr *Saver = nullptr;
   /// The backward that fails is the caller's, through the result that the
@@ -93,6 +96,10 @@ public:
   /// for functions that write a tensor in place and reach a backward, and
   /// modules' forwards (whose callers backpropagate through the result).
   std::vector<WriteFinding> runValueWrites();
+  /// Writes that leave the version counters as they were (LibTorch's SGD
+  /// steps, in-place writes through `x.data()`) on what a forward or an
+  /// operation saved, sorted by location; the other runs never report them.
+  std::vector<WriteFinding> runSilentWrites();
 
   const Summary *summaryFor(const clang::FunctionDecl *Callee) override;
   bool reachesOutOfSight(const clang::FunctionDecl *Callee) override;
@@ -110,6 +117,8 @@ private:
     bool DirectParameterWrite = false;
     /// Writes a tensor in place.
     bool DirectTensorWrite = false;
+    /// Calls a method named step, or writes in place through `x.data()`.
+    bool DirectSilentWrite = false;
     /// Calls a function whose body is not visible, or names a member or a
     /// mutable global.
     bool DirectOutOfSight = false;
@@ -133,8 +142,8 @@ private:
                            llvm::MutableArrayRef<Finding> Findings);
   /// The candidates and the lambdas written in them.
   std::vector<const clang::FunctionDecl *> functionsToAnalyse() const;
-  /// The three kinds of write the write checks report.
-  enum class WriteCheck { Step, Parameter, Value };
+  /// The kinds of write the write checks report.
+  enum class WriteCheck { Step, Parameter, Value, Silent };
   /// The findings of one kind of write, in the functions that Writes (of a
   /// ScanInfo) selects and that reach a backward.
   std::vector<WriteFinding> runWrites(WriteCheck Check, bool ScanInfo::*Writes);

@@ -132,7 +132,7 @@ inline constexpr CheckInfo Table[] = {
      "write, or run the forward again after it; both change what training "
      "computes, so no fix is offered.",
      FixAvailability::Never, FixApplicability::None,
-     "lib/Tidy/SilentWriteBeforeBackwardCheck.md", 0},
+     "lib/Tidy/SilentWriteBeforeBackwardCheck.md", BackwardCall},
 };
 
 /// The checks' names, in the table's order.

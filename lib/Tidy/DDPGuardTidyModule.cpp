@@ -5,6 +5,7 @@
 #include "MultipleForwardBeforeBackwardCheck.h"
 #include "OptimizerStepBeforeBackwardCheck.h"
 #include "ParameterWriteBeforeBackwardCheck.h"
+#include "SilentWriteBeforeBackwardCheck.h"
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 
@@ -23,6 +24,8 @@ public:
         checks::ParameterWriteBeforeBackward);
     CheckFactories.registerCheck<InPlaceWriteBeforeBackwardCheck>(
         checks::InPlaceWriteBeforeBackward);
+    CheckFactories.registerCheck<SilentWriteBeforeBackwardCheck>(
+        checks::SilentWriteBeforeBackward);
   }
 };
 

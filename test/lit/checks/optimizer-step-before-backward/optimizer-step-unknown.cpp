@@ -25,12 +25,14 @@ void userOptimizer(torch::nn::Sequential D, torch::Tensor x) {
   loss.backward();
 }
 
-// Through the base class: the construction names the type.
+// Through the base class: the construction names the type, SGD, whose step
+// is silent (silent-write-before-backward).
 void throughBase(torch::nn::Sequential D, torch::Tensor x) {
   std::unique_ptr<torch::optim::Optimizer> opt =
       std::make_unique<torch::optim::SGD>(D->parameters(), 0.1);
   auto loss = D(x).mean();
   loss.backward({}, /*retain_graph=*/true);
   opt->step();
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: step of 'opt' (torch::optim::SGD) writes the parameters of 'D' in place{{.*}}[silent-write-before-backward]
   loss.backward();
 }

@@ -80,6 +80,7 @@ public:
   Tensor clone() const;
   Tensor &requires_grad_(bool = true);
   Tensor data() const;
+  Tensor grad() const;
   Tensor operator[](int64_t) const;
   template <typename T> T item() const;
   int64_t size(int64_t Dim) const;
