@@ -223,8 +223,9 @@ def doc(name: str, title: str, summary: str) -> str:
     return f"""# {name}
 
 {summary}. C++ (LibTorch); Python not yet. Fix: never
-([CheckNames.h](CheckNames.h)). Sources: C++ [{title}Check.cpp]({title}Check.cpp),
-Python [analysis](../PythonFrontend/checks/{title}.cpp) and
+([CheckNames.h](CheckNames.h)). Sources: C++
+[{title}Check.cpp]({title}Check.cpp), Python
+[analysis](../PythonFrontend/checks/{title}.cpp) and
 [rendering](../../tools/ddpguard/python-checks/{title}.cpp).
 
 ## What it finds
