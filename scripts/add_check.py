@@ -5,13 +5,20 @@
         --summary "A write autograd does not see, before a backward"
 
 adds the check's name and its row to the table (lib/Tidy/CheckNames.h),
-registers it in the tidy module and lib/CMakeLists.txt, and writes the
-check's header and source (they compile and report nothing until the
-matcher and report() are written), one lit test in the check's folder
-(test/lit/checks/<name>/) and its doc page (lib/Tidy/<Name>Check.md, with
-the sections of every check's page). Fill in
-the row's explanation, help, fix and triggers, then the check. --dry-run
-names the files without writing them; --root writes into another tree.
+registers it in the tidy module, in lib/PythonFrontend/PythonChecks.def (the
+Python checks' list) and in lib/CMakeLists.txt and
+tools/ddpguard/CMakeLists.txt, and writes the check's files: the C++ check's
+header and source (lib/Tidy/<Title>Check.{h,cpp}), its Python analysis
+(lib/PythonFrontend/checks/<Title>.cpp: a clobber to the check's finding) and
+its Python rendering (tools/ddpguard/python-checks/<Title>.cpp: the finding
+to the CLI's message, notes and fix), all of which compile and report
+nothing until written; one lit test in the check's folder
+(test/lit/checks/<name>/) and its doc page (lib/Tidy/<Title>Check.md, with
+the sections of every check's page, naming these files). Fill in the row's
+explanation, help, fix and triggers, then the checks; a Python finding's
+struct and its vector are added to CheckResult (PythonFrontend.h), which
+sorts them (PythonFrontend.cpp). --dry-run names the files without writing
+them; --root writes into another tree.
 """
 
 from __future__ import annotations
@@ -66,8 +73,73 @@ def module_edit(text: str, name: str, title: str, path: Path) -> str:
 
 
 def cmake_edit(text: str, title: str, path: Path) -> str:
-    return insert_before(text, "  Tidy/DDPGuardTidyModule.cpp)",
+    text = insert_before(text, "  Tidy/DDPGuardTidyModule.cpp)",
                          f"  Tidy/{title}Check.cpp\n", path)
+    return insert_before(text, "  PythonFrontend/Findings.cpp)",
+                         f"  PythonFrontend/checks/{title}.cpp\n", path)
+
+
+def tools_cmake_edit(text: str, title: str, path: Path) -> str:
+    return insert_before(text, "  $<TARGET_OBJECTS:ddpguardChecker>)",
+                         f"  python-checks/{title}.cpp\n", path)
+
+
+def python_checks_edit(text: str, title: str, path: Path) -> str:
+    return insert_before(text, "\n#undef DDPGUARD_PYTHON_CHECK",
+                         f"DDPGUARD_PYTHON_CHECK({title})\n", path)
+
+
+def banner(file: str) -> str:
+    line = f"//===- {file} "
+    return line + "-" * (75 - len(line)) + "===//"
+
+
+def python_analysis(name: str, title: str) -> str:
+    return f"""{banner(title + ".cpp")}
+//
+// {name}: a clobber of a scope's graph to the check's Python finding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../Lowering.h"
+
+namespace ddpguard {{
+namespace python {{
+namespace detail {{
+
+void Lowering::find{title}(
+    const AnalysisResult & /*R*/, const Clobber & /*C*/,
+    CheckResult & /*Result*/) {{
+  // Tell the check's clobbers by the writer's event (Graph.eventOf(C.Writer))
+  // and C.Silent, as the other checks of PythonChecks.def do, then add the
+  // finding to the check's vector of CheckResult.
+}}
+
+}} // namespace detail
+}} // namespace python
+}} // namespace ddpguard
+"""
+
+
+def python_rendering(name: str, title: str) -> str:
+    return f"""{banner(title + ".cpp")}
+//
+// {name}: the check's Python findings, as the CLI's findings.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PythonCheck.h"
+
+namespace ddpguard {{
+
+void python_checks::render{title}(const PythonCheckContext & /*C*/) {{
+  // For each of the check's findings in C.Result that is reported(C,
+  // checks::{title}, offset): a Finding with message(), its notes (each with
+  // its NoteKind), its fix, FixTitle and Applicability, into C.Findings.
+}}
+
+}} // namespace ddpguard
+"""
 
 
 def header(name: str, title: str, summary: str) -> str:
@@ -145,13 +217,16 @@ def lit_test(name: str) -> str:
 """
 
 
-def doc(name: str, summary: str) -> str:
+def doc(name: str, title: str, summary: str) -> str:
     """The check's page, with the sections every check's page has
     (test/lit/docs/check-pages.test)."""
     return f"""# {name}
 
 {summary}. C++ (LibTorch); Python not yet. Fix: never
-([CheckNames.h](CheckNames.h)).
+([CheckNames.h](CheckNames.h)). Sources: C++
+[{title}Check.cpp]({title}Check.cpp), Python
+[analysis](../PythonFrontend/checks/{title}.cpp) and
+[rendering](../../tools/ddpguard/python-checks/{title}.cpp).
 
 ## What it finds
 
@@ -204,12 +279,19 @@ def main() -> int:
             lambda text: module_edit(text, name, title, root / "lib/Tidy/DDPGuardTidyModule.cpp"),
         root / "lib/CMakeLists.txt":
             lambda text: cmake_edit(text, title, root / "lib/CMakeLists.txt"),
+        root / "lib/PythonFrontend/PythonChecks.def":
+            lambda text: python_checks_edit(text, title,
+                                            root / "lib/PythonFrontend/PythonChecks.def"),
+        root / "tools/ddpguard/CMakeLists.txt":
+            lambda text: tools_cmake_edit(text, title, root / "tools/ddpguard/CMakeLists.txt"),
     }
     created = {
         root / f"lib/Tidy/{title}Check.h": header(name, title, summary),
         root / f"lib/Tidy/{title}Check.cpp": source(title),
+        root / f"lib/PythonFrontend/checks/{title}.cpp": python_analysis(name, title),
+        root / f"tools/ddpguard/python-checks/{title}.cpp": python_rendering(name, title),
         root / f"test/lit/checks/{name}/{name}.cpp": lit_test(name),
-        root / f"lib/Tidy/{title}Check.md": doc(name, summary),
+        root / f"lib/Tidy/{title}Check.md": doc(name, title, summary),
     }
     for path in created:
         if path.exists():

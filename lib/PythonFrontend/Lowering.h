@@ -82,12 +82,19 @@ public:
   /// storage: an operand of an operation that makes a new tensor, a
   /// module's input, or a query of its shape.
   bool usedWithoutHandle(TSNode Id);
-  /// Adds the finding of a write that clobbers what operations saved.
-  void reportValueWrite(const AnalysisResult &R, const Clobber &C,
-                        const ValueWrite &Write, CheckResult &Result);
-  /// Adds the finding of a silent write (Clobber::Silent).
-  void reportSilentWrite(const AnalysisResult &R, const Clobber &C,
-                         const SilentWrite &Write, CheckResult &Result);
+  /// Each Python check's analysis (checks/<Title>.cpp, listed in
+  /// PythonChecks.def): adds to Result the finding of C, a clobber of this
+  /// scope's graph, if C is that check's (each clobber is one check's at
+  /// most: each check tells its own by the writer's event and C.Silent).
+#define DDPGUARD_PYTHON_CHECK(Title)                                           \
+  void find##Title(const AnalysisResult &R, const Clobber &C,                  \
+                   CheckResult &Result);
+#include "PythonChecks.def"
+  /// The first backward through Saver after Writer, but for the backwards a
+  /// module's forward appends at its returns (ResultBackwards).
+  std::optional<SiteId> firstOwnBackward(const AnalysisResult &R,
+                                         OriginId Saver,
+                                         OriginId Writer) const;
 
 private:
   using Values = llvm::SmallVector<ValueId, 4>;
@@ -296,6 +303,10 @@ private:
   llvm::StringMap<ValueId> Names;
   llvm::StringMap<ObjectId> Objects;
 };
+
+/// A saving operation as a message names it: one that spans lines or runs
+/// long by its function (`torch.einsum(...)`), else Uncalled.
+std::string saverName(StringRef Saver, const std::string &Uncalled);
 
 } // namespace detail
 } // namespace python

@@ -2,7 +2,7 @@
 //
 // Parses the files of a run, binds their names (Names.cpp, Modules.cpp),
 // lowers each scope (Lowering.cpp, ValueWrites.cpp) and turns the analysis's
-// clobbers into findings (Findings.cpp, Fixes.cpp).
+// clobbers into findings (Findings.cpp, one check each in checks/, Fixes.cpp).
 //
 //===----------------------------------------------------------------------===//
 
