@@ -15,10 +15,12 @@ to the CLI's message, notes and fix), all of which compile and report
 nothing until written; one lit test in the check's folder
 (test/lit/checks/<name>/) and its doc page (lib/Tidy/<Title>Check.md, with
 the sections of every check's page, naming these files). Fill in the row's
-explanation, help, fix and triggers, then the checks; a Python finding's
-struct and its vector are added to CheckResult (PythonFrontend.h), which
-sorts them (PythonFrontend.cpp). --dry-run names the files without writing
-them; --root writes into another tree.
+explanation, help, fix and triggers, then the checks: the Python finding's
+struct (<Title>Finding, a stub before CheckResult in
+lib/PythonFrontend/PythonFrontend.h, whose vector CheckResult::<Title> the
+scaffold adds), the analysis that fills it and orders it, and its
+rendering. --dry-run names the files without writing them; --root writes
+into another tree.
 """
 
 from __future__ import annotations
@@ -89,6 +91,19 @@ def python_checks_edit(text: str, title: str, path: Path) -> str:
                          f"DDPGUARD_PYTHON_CHECK({title})\n", path)
 
 
+def python_finding_edit(text: str, name: str, title: str, summary: str,
+                        path: Path) -> str:
+    finding = (f"/// {summary} ({name}).\n"
+               f"struct {title}Finding {{\n"
+               f"  /// Where it is reported.\n"
+               f"  Position At;\n"
+               f"}};\n\n")
+    text = insert_before(text, "struct CheckResult {", finding, path)
+    return insert_before(text, "  /// Where the parser met text it could not read.",
+                         f"  /// Ordered by order{title} (checks/{title}.cpp).\n"
+                         f"  std::vector<{title}Finding> {title};\n", path)
+
+
 def banner(file: str) -> str:
     line = f"//===- {file} "
     return line + "-" * (75 - len(line)) + "===//"
@@ -112,7 +127,14 @@ void Lowering::find{title}(
     CheckResult & /*Result*/) {{
   // Tell the check's clobbers by the writer's event (Graph.eventOf(C.Writer))
   // and C.Silent, as the other checks of PythonChecks.def do, then add the
-  // finding to the check's vector of CheckResult.
+  // finding to Result.{title}.
+}}
+
+void order{title}(CheckResult &Result) {{
+  llvm::sort(Result.{title},
+             [](const {title}Finding &A, const {title}Finding &B) {{
+               return A.At < B.At;
+             }});
 }}
 
 }} // namespace detail
@@ -133,7 +155,7 @@ def python_rendering(name: str, title: str) -> str:
 namespace ddpguard {{
 
 void python_checks::render{title}(const PythonCheckContext & /*C*/) {{
-  // For each of the check's findings in C.Result that is reported(C,
+  // For each finding of C.Result.{title} that is reported(C,
   // checks::{title}, offset): a Finding with message(), its notes (each with
   // its NoteKind), its fix, FixTitle and Applicability, into C.Findings.
 }}
@@ -282,6 +304,9 @@ def main() -> int:
         root / "lib/PythonFrontend/PythonChecks.def":
             lambda text: python_checks_edit(text, title,
                                             root / "lib/PythonFrontend/PythonChecks.def"),
+        root / "lib/PythonFrontend/PythonFrontend.h":
+            lambda text: python_finding_edit(text, name, title, summary,
+                                             root / "lib/PythonFrontend/PythonFrontend.h"),
         root / "tools/ddpguard/CMakeLists.txt":
             lambda text: tools_cmake_edit(text, title, root / "tools/ddpguard/CMakeLists.txt"),
     }

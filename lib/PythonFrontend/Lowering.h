@@ -304,6 +304,11 @@ private:
   llvm::StringMap<ObjectId> Objects;
 };
 
+/// Puts the check's findings of a run (PythonChecks.def) in their order, each
+/// once: a step or write a helper inlines is found once per caller.
+#define DDPGUARD_PYTHON_CHECK(Title) void order##Title(CheckResult &Result);
+#include "PythonChecks.def"
+
 /// A saving operation as a message names it: one that spans lines or runs
 /// long by its function (`torch.einsum(...)`), else Uncalled.
 std::string saverName(StringRef Saver, const std::string &Uncalled);

@@ -8,6 +8,7 @@
 
 #include "PythonFrontend.h"
 #include "Frontend.h"
+#include "Lowering.h"
 #include "Parsing.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/thread.h"
@@ -35,39 +36,8 @@ CheckResult Frontend::findings(TSNode Root) {
     callSitesOf(*Scopes.front());
   for (auto &S : Scopes)
     analyse(*S, Result);
-  llvm::sort(Result.Findings, [](const Finding &A, const Finding &B) {
-    return A.Second < B.Second;
-  });
-  llvm::sort(Result.Steps, [](const StepFinding &A, const StepFinding &B) {
-    return A.Step < B.Step;
-  });
-  llvm::sort(Result.ValueWrites,
-             [](const ValueWriteFinding &A, const ValueWriteFinding &B) {
-               return A.Write < B.Write;
-             });
-  llvm::sort(Result.SilentWrites,
-             [](const SilentWriteFinding &A, const SilentWriteFinding &B) {
-               return A.Write < B.Write;
-             });
-  // A write inlined from a helper is found once per caller that runs it.
-  Result.SilentWrites.erase(
-      std::unique(Result.SilentWrites.begin(), Result.SilentWrites.end(),
-                  [](const SilentWriteFinding &A, const SilentWriteFinding &B) {
-                    return A.Write == B.Write;
-                  }),
-      Result.SilentWrites.end());
-  // A step inlined from a helper is found once per caller that runs it.
-  Result.Steps.erase(std::unique(Result.Steps.begin(), Result.Steps.end(),
-                                 [](const StepFinding &A, const StepFinding &B) {
-                                   return A.Step == B.Step;
-                                 }),
-                     Result.Steps.end());
-  Result.Findings.erase(
-      std::unique(Result.Findings.begin(), Result.Findings.end(),
-                  [](const Finding &A, const Finding &B) {
-                    return A.Second == B.Second;
-                  }),
-      Result.Findings.end());
+#define DDPGUARD_PYTHON_CHECK(Title) order##Title(Result);
+#include "PythonChecks.def"
   return Result;
 }
 

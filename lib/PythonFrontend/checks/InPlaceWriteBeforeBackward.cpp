@@ -57,6 +57,13 @@ void Lowering::findInPlaceWriteBeforeBackward(const AnalysisResult &R,
   Result.ValueWrites.push_back(std::move(Found));
 }
 
+void orderInPlaceWriteBeforeBackward(CheckResult &Result) {
+  llvm::sort(Result.ValueWrites,
+             [](const ValueWriteFinding &A, const ValueWriteFinding &B) {
+               return A.Write < B.Write;
+             });
+}
+
 } // namespace detail
 } // namespace python
 } // namespace ddpguard

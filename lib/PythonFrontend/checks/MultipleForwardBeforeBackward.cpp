@@ -65,6 +65,18 @@ void Lowering::findMultipleForwardBeforeBackward(const AnalysisResult &R,
   Result.Findings.push_back(Found);
 }
 
+void orderMultipleForwardBeforeBackward(CheckResult &Result) {
+  llvm::sort(Result.Findings, [](const Finding &A, const Finding &B) {
+    return A.Second < B.Second;
+  });
+  Result.Findings.erase(
+      std::unique(Result.Findings.begin(), Result.Findings.end(),
+                  [](const Finding &A, const Finding &B) {
+                    return A.Second == B.Second;
+                  }),
+      Result.Findings.end());
+}
+
 } // namespace detail
 } // namespace python
 } // namespace ddpguard

@@ -56,6 +56,17 @@ void Lowering::findOptimizerStepBeforeBackward(const AnalysisResult &R,
   Result.Steps.push_back(Found);
 }
 
+void orderOptimizerStepBeforeBackward(CheckResult &Result) {
+  llvm::sort(Result.Steps, [](const StepFinding &A, const StepFinding &B) {
+    return A.Step < B.Step;
+  });
+  Result.Steps.erase(std::unique(Result.Steps.begin(), Result.Steps.end(),
+                                 [](const StepFinding &A, const StepFinding &B) {
+                                   return A.Step == B.Step;
+                                 }),
+                     Result.Steps.end());
+}
+
 } // namespace detail
 } // namespace python
 } // namespace ddpguard

@@ -68,6 +68,19 @@ void Lowering::findSilentWriteBeforeBackward(const AnalysisResult &R,
   Result.SilentWrites.push_back(std::move(Found));
 }
 
+void orderSilentWriteBeforeBackward(CheckResult &Result) {
+  llvm::sort(Result.SilentWrites,
+             [](const SilentWriteFinding &A, const SilentWriteFinding &B) {
+               return A.Write < B.Write;
+             });
+  Result.SilentWrites.erase(
+      std::unique(Result.SilentWrites.begin(), Result.SilentWrites.end(),
+                  [](const SilentWriteFinding &A, const SilentWriteFinding &B) {
+                    return A.Write == B.Write;
+                  }),
+      Result.SilentWrites.end());
+}
+
 } // namespace detail
 } // namespace python
 } // namespace ddpguard
