@@ -99,14 +99,13 @@ void Lowering::saveParameters(Event &Forward,
   Forward.Saves.push_back(std::move(Saved));
 }
 
-std::string Lowering::plainModuleKey(TSNode Object) {
-  std::string Key = F.bindingKey(Object, S);
+std::string Lowering::attributeModuleKey(TSNode Object) {
   // An instance's attribute (model.generator) may be a plain module too.
-  if (Key.empty() && type(Object) == "attribute" &&
+  if (type(Object) == "attribute" &&
       type(field(Object, "object")) == "identifier" &&
       !F.Imports.count(F.text(field(Object, "object"))))
-    Key = F.text(Object).str();
-  return Key;
+    return F.text(Object).str();
+  return "";
 }
 
 std::optional<ValueId> Lowering::checkpointedForward(TSNode N) {
@@ -117,7 +116,9 @@ std::optional<ValueId> Lowering::checkpointedForward(TSNode N) {
   if (type(Function) == "attribute" &&
       F.text(field(Function, "attribute")) == "forward")
     Function = field(Function, "object");
-  std::string Key = plainModuleKey(Function);
+  std::string Key = F.bindingKey(Function, S);
+  if (Key.empty())
+    Key = attributeModuleKey(Function);
   std::optional<Frontend::ModuleInfo> Module;
   if (Key.empty() || !(Module = moduleNamed(Function, Key)))
     return std::nullopt;
@@ -643,7 +644,7 @@ Lowering::Values Lowering::call(TSNode N) {
   // Where values are followed, its output is what may require grad.
   // An instance's attribute (model.generator(x)) may be a plain module too.
   if (Key.empty())
-    Key = plainModuleKey(Object);
+    Key = attributeModuleKey(Object);
   if ((TracksSteps || TracksValues) && !Key.empty())
     if (std::optional<Frontend::ModuleInfo> Module = moduleNamed(Object, Key)) {
       Values Inputs = children(Arguments);

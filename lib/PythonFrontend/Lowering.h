@@ -104,8 +104,9 @@ private:
   };
 
   ValueId valueOf(StringRef Key);
-  /// The key of a plain module's expression, if it may name one.
-  std::string plainModuleKey(TSNode Object);
+  /// The key of an instance's attribute that may be a plain module
+  /// (model.generator) where the binding gives none, else empty.
+  std::string attributeModuleKey(TSNode Object);
   /// checkpoint(module, *inputs) (torch.utils.checkpoint): the module's
   /// forward, which saves under checkpointing's hooks; its output.
   std::optional<ValueId> checkpointedForward(TSNode N);
